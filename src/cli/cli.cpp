@@ -1,0 +1,52 @@
+#include "cli/cli.h"
+
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "engine/error.h"
+
+namespace schedtwin::cli {
+
+void add_common_options(CLI::App& sub, CommonOptions& o) {
+  sub.add_option("--machine", o.machine, "Machine preset name or machine file (JSON)")->capture_default_str();
+  sub.add_option("--kernel", o.kernel, "Kernel profile: v5.3, v5.4, ...")->capture_default_str();
+  sub.add_option("--features", o.features,
+                 "Feature list in the kernel's syntax, applied left to right on the profile "
+                 "(NO_ prefix turns a flag off; series names stand for their flags)");
+  sub.add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(CLI::Range(100, 1000));
+  sub.add_option("--json", o.json_out, "Write all figures of the run as one JSON document to FILE");
+}
+
+int main(int argc, char** argv) {
+  CLI::App app{"schedtwin: a deterministic simulator of the Linux fair-class CPU scheduler"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "schedtwin 0.1.0");
+  register_machine_commands(app);
+  register_rtapp_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "schedtwin: {}\n", e.what());
+    return 2;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "schedtwin: {}\n", e.what());
+    return 2;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "schedtwin: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "schedtwin: internal error: {}\n", e.what());
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace schedtwin::cli

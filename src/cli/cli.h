@@ -1,0 +1,27 @@
+// The schedtwin command line (DESIGN.md §4).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace schedtwin::cli {
+
+int main(int argc, char** argv);
+
+// Options every simulating subcommand takes.
+struct CommonOptions {
+  std::string machine = "hikey";  // preset name or machine file
+  std::string kernel = "v5.4";    // profile
+  std::string features;           // kernel-syntax feature list
+  std::uint64_t seed = 1;
+  int hz = 0;                     // 0: the machine's build
+  std::string json_out;           // --json FILE
+};
+void add_common_options(CLI::App& sub, CommonOptions& o);
+
+// Each subcommand lives in its own file and registers itself here.
+void register_machine_commands(CLI::App& app);
+void register_rtapp_command(CLI::App& app);
+
+}  // namespace schedtwin::cli

@@ -1,0 +1,750 @@
+// The core scheduler around the fair class (kernel/sched/core.c, v5.4):
+// try_to_wake_up and the remote wake list, schedule() and context switches,
+// the tick, hrtimers, IPIs and idle entry/exit, and how a CPU makes progress on
+// the running task's work (capacity, SMT sharing, kernel time owed).
+//
+// Execution model: each CPU is Busy (running a task), Idle (in a cpuidle
+// state) or ExitingIdle (paying the IPI and the real exit cost of its state).
+// Work a task is given (Step::run) completes after work/speed of CPU time;
+// kernel work done on a CPU (context switch, wakeups, idle-search probes) is a
+// debt paid before the running task's work resumes.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/error.h"
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+
+int ilog2(unsigned v) {
+  int r = -1;
+  while (v) {
+    v >>= 1;
+    ++r;
+  }
+  return r;
+}
+
+// Guards a task program that keeps returning zero work.
+constexpr int kMaxZeroSteps = 1'000'000;
+
+}  // namespace
+
+const char* policy_name(Policy p) {
+  switch (p) {
+    case Policy::Normal:
+      return "SCHED_OTHER";
+    case Policy::Batch:
+      return "SCHED_BATCH";
+    case Policy::Idle:
+      return "SCHED_IDLE";
+  }
+  return "?";
+}
+
+KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
+    : m_(m), cfg_(cfg), prof_(cfg.profile), rng_(cfg.seed, 0) {
+  if (m_.cpus.empty()) throw InputError("machine has no CPUs");
+  hz_ = cfg.hz > 0 ? cfg.hz : m_.build.hz;
+  if (hz_ <= 0) hz_ = 250;
+  tick_ns_ = (kNsPerSec + hz_ / 2) / hz_;  // TICK_NSEC
+  // sched_init_granularity / get_update_sysctl_factor (SCHED_TUNABLESCALING_LOG).
+  unsigned factor = 1 + static_cast<unsigned>(ilog2(static_cast<unsigned>(std::min(m_.nr_cpus(), 8))));
+  sysctl_sched_latency = 6 * kNsPerMs * factor;
+  sysctl_sched_min_granularity = 750 * kNsPerUs * factor;
+  sysctl_sched_wakeup_granularity = 1 * kNsPerMs * factor;
+  sched_nr_latency = 8;
+
+  const int n = m_.nr_cpus();
+  rq_.resize(static_cast<size_t>(n));
+  q_.reserve(static_cast<size_t>(n) * 4 + 64);
+  for (int c = 0; c < n; ++c) {
+    Rq& rq = rq_[static_cast<size_t>(c)];
+    rq.cpu = c;
+    rq.core = m_.cpus[c].core;
+    rq.cpu_capacity = rq.cpu_capacity_orig = m_.cpus[c].capacity;
+    rq.avg_idle = 2 * sysctl_sched_migration_cost;
+    rq.max_idle_balance_cost = sysctl_sched_migration_cost;
+    rq.tick_slot = q_.add_slot(EV_TICK, static_cast<std::uint32_t>(c));
+    rq.step_slot = q_.add_slot(EV_STEP, static_cast<std::uint32_t>(c));
+    rq.ipi_slot = q_.add_slot(EV_IPI, static_cast<std::uint32_t>(c));
+    rq.idle_exit_slot = q_.add_slot(EV_IDLE_EXIT, static_cast<std::uint32_t>(c));
+    rq.mode = CpuMode::Idle;
+    rq.idle_state = m_.idle_states.empty() ? -1 : static_cast<int>(m_.idle_states.size()) - 1;
+    update_speed(c);
+  }
+  smt_present_ = m_.smt_width() > 1;
+  build_sched_domains();
+  for (int c = 0; c < n; ++c) update_idle_core(c);
+}
+
+WakerInfo& KernelImpl::current_waker() {
+  if (current_ != kNoTask) return task(current_).waker;
+  return cpu_rq(this_cpu_).idle_waker;
+}
+
+bool KernelImpl::idle_cpu(int cpu) const {
+  const Rq& rq = rq_[static_cast<size_t>(cpu)];
+  return rq.curr == kNoTask && rq.nr_running == 0 && rq.ttwu_pending == 0;
+}
+
+// ---------------------------------------------------------------------------
+// Progress of the running task
+
+// Per-thread speed (work ns per wall ns, x1024): capacity, and when SMT siblings are
+// busy, the core's throughput shared between them (machine smt_throughput: the speed of
+// each thread with all siblings busy; linear in between).
+void KernelImpl::update_speed(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  double speed = static_cast<double>(rq.cpu_capacity_orig) / 1024.0;
+  if (smt_present_ && m_.smt_throughput < 1.0) {
+    const auto sib = m_.smt_siblings(cpu);
+    int busy = 0;
+    for (int s : sib)
+      if (cpu_rq(s).curr != kNoTask) ++busy;
+    int w = static_cast<int>(sib.size());
+    if (busy > 1 && w > 1) {
+      double core = 1.0 + (busy - 1) * (w * m_.smt_throughput - 1.0) / (w - 1);
+      speed *= core / busy;
+    }
+  }
+  rq.speed_q10 = std::max<std::int64_t>(1, static_cast<std::int64_t>(speed * 1024.0 + 0.5));
+}
+
+void KernelImpl::settle(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  Time elapsed = now_ - rq.seg_start;
+  rq.seg_start = now_;
+  if (rq.curr == kNoTask || elapsed <= 0) return;
+  Time pay = std::min(rq.debt, elapsed);
+  rq.debt -= pay;
+  elapsed -= pay;
+  Task& t = task(rq.curr);
+  if (elapsed > 0 && t.step_kind == Step::Kind::Run) {
+    Time done = static_cast<Time>((static_cast<__int128>(elapsed) * rq.speed_q10) >> 10);
+    t.remaining = std::max<Time>(0, t.remaining - done);
+  }
+}
+
+void KernelImpl::rearm_step(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.curr == kNoTask) {
+    q_.cancel(rq.step_slot);
+    return;
+  }
+  Task& t = task(rq.curr);
+  Time start = now_ + rq.debt;
+  Time done;
+  if (t.step_kind == Step::Kind::RunUntil) {
+    done = std::max(start, t.run_until);
+  } else {
+    __int128 wall = (static_cast<__int128>(t.remaining) * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
+    __int128 d = static_cast<__int128>(start) + wall;
+    done = d > kTimeNever / 2 ? kTimeNever / 2 : static_cast<Time>(d);
+  }
+  q_.arm(rq.step_slot, done);
+}
+
+void KernelImpl::smt_siblings_changed(int cpu) {
+  if (!smt_present_ || m_.smt_throughput >= 1.0) return;
+  for (int s : m_.smt_siblings(cpu)) {
+    settle(s);
+    update_speed(s);
+    if (s != cpu && cpu_rq(s).curr != kNoTask) rearm_step(s);
+  }
+}
+
+void KernelImpl::charge(int cpu, Time ns) {
+  if (ns <= 0) return;
+  Rq& rq = cpu_rq(cpu);
+  if (rq.curr != kNoTask) settle(cpu);
+  rq.debt += ns;
+  if (rq.curr != kNoTask && q_.armed(rq.step_slot)) rearm_step(cpu);
+}
+
+// ---------------------------------------------------------------------------
+// Task creation, wakeup
+
+void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
+  Task& t = task(p);
+  if (t.cpu == new_cpu) return;
+  // migrate_task_rq_fair (fair.c v5.4) for a waking task.
+  cfs_rq& old = cpu_rq(t.cpu).cfs;
+  if (t.state == TaskState::Waking) t.se.vruntime -= old.min_vruntime;
+  remove_entity_load_avg(t.se, old);
+  t.se.avg.last_update_time = 0;
+  t.se.exec_start = 0;
+  if (!cpus_share_cache(t.cpu, new_cpu)) t.migrated_cold = true;
+  t.cpu = new_cpu;
+  t.nr_migrations++;
+}
+
+void KernelImpl::activate_task(int cpu, TaskId p, int flags) {
+  Task& t = task(p);
+  enqueue_task_fair(cpu_rq(cpu), t, flags);
+  t.state = TaskState::Runnable;
+  t.runnable_since = now_;
+}
+
+void KernelImpl::deactivate_task(int cpu, TaskId p, int flags) {
+  dequeue_task_fair(cpu_rq(cpu), task(p), flags);
+}
+
+TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_cpu) {
+  const int n = nr_cpus();
+  if (parent_cpu < 0 || parent_cpu >= n) parent_cpu = 0;
+  TaskId id = static_cast<TaskId>(tasks_.size());
+  tasks_.emplace_back();
+  Task& t = tasks_.back();
+  t.attr = attr;
+  t.body = body;
+  t.policy = attr.policy;
+  t.nice = attr.nice;
+  t.allowed.assign(static_cast<size_t>(n), attr.cpus.empty());
+  for (int c : attr.cpus) {
+    if (c < 0 || c >= n)
+      throw InputError(fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
+                                   attr.name, c, n));
+    t.allowed[static_cast<size_t>(c)] = true;
+  }
+  t.nr_cpus_allowed = static_cast<int>(std::count(t.allowed.begin(), t.allowed.end(), true));
+  t.se.task = id;
+  set_load_weight(t);
+  t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
+  t.state = TaskState::Waking;
+
+  int saved_cpu = this_cpu_;
+  TaskId saved_cur = current_;
+  this_cpu_ = parent_cpu;
+  current_ = cpu_rq(parent_cpu).curr;
+  // sched_fork
+  t.cpu = parent_cpu;
+  init_entity_runnable_average(t.se);
+  task_fork_fair(t, parent_cpu);
+  // wake_up_new_task
+  t.waker.recent_used_cpu = parent_cpu;
+  int cpu = parent_cpu;
+  if (t.nr_cpus_allowed > 1) {
+    cpu = select_task_rq_fair(t, parent_cpu, SD_BALANCE_FORK, 0);
+  }
+  if (!t.allowed[static_cast<size_t>(cpu)])
+    cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
+  charge(parent_cpu, static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
+  probes_ = 0;
+  t.cpu = cpu;
+  t.fork_cpu = cpu;
+  post_init_entity_util_avg(t);
+  activate_task(cpu, id, 0);
+  check_preempt_curr(cpu, id, 0);
+  if (cpu_rq(cpu).need_resched) kick_cpu(cpu);
+  this_cpu_ = saved_cpu;
+  current_ = saved_cur;
+  return id;
+}
+
+// try_to_wake_up (core.c v5.4).
+bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
+  Task& t = task(p);
+  if (t.state != TaskState::Blocked) return false;
+  t.state = TaskState::Waking;
+  t.nr_wakeups++;
+  int cpu = t.cpu;
+  if (t.nr_cpus_allowed > 1) cpu = select_task_rq_fair(t, t.cpu, SD_BALANCE_WAKE, wake_flags);
+  if (!t.allowed[static_cast<size_t>(cpu)])
+    cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
+  charge(this_cpu_, m_.costs.wakeup.ns + static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
+  probes_ = 0;
+  unsigned wf = wake_flags;
+  if (cpu != t.cpu) {
+    wf |= WF_MIGRATED;
+    set_task_cpu(p, cpu);
+  }
+  ttwu_queue(p, cpu, wf);
+  return true;
+}
+
+// ttwu_queue (core.c v5.4): across LLCs the wakee goes on the target's wake list and an
+// IPI does the enqueue there; within an LLC the waker enqueues directly.
+void KernelImpl::ttwu_queue(TaskId p, int cpu, unsigned wake_flags) {
+  if (feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu)) {
+    Rq& rq = cpu_rq(cpu);
+    task(p).pending_wake_flags = wake_flags;
+    rq.wake_list.push_back(p);
+    rq.ttwu_pending++;
+    if (rq.wake_list.size() == 1) kick_cpu(cpu);
+    return;
+  }
+  ttwu_do_activate(cpu, p, wake_flags);
+}
+
+// ttwu_do_activate + ttwu_do_wakeup (core.c v5.4), including the avg_idle update.
+void KernelImpl::ttwu_do_activate(int cpu, TaskId p, unsigned wake_flags) {
+  Rq& rq = cpu_rq(cpu);
+  int en_flags = ENQUEUE_WAKEUP;
+  if (wake_flags & WF_MIGRATED) en_flags |= ENQUEUE_MIGRATED;
+  activate_task(cpu, p, en_flags);
+  check_preempt_curr(cpu, p, wake_flags);
+  if (rq.idle_stamp) {
+    Time delta = now_ - rq.idle_stamp;
+    Time max = 2 * rq.max_idle_balance_cost;
+    rq.avg_idle += (delta - rq.avg_idle) / 8;  // update_avg
+    if (rq.avg_idle > max) rq.avg_idle = max;
+    rq.idle_stamp = 0;
+  }
+}
+
+// check_preempt_curr (core.c v5.4): the idle task is always preempted.
+void KernelImpl::check_preempt_curr(int cpu, TaskId p, unsigned wake_flags) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.curr == kNoTask) {
+    resched_curr(cpu);
+    return;
+  }
+  check_preempt_wakeup(rq, task(p), wake_flags);
+}
+
+// resched_curr (core.c v5.4): a remote CPU gets a reschedule IPI unless it polls; the
+// local CPU reschedules when the current kernel path ends.
+void KernelImpl::resched_curr(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.need_resched) return;
+  rq.need_resched = true;
+  if (cpu != this_cpu_ || !in_cpu_context_) kick_cpu(cpu);
+}
+
+// Make `cpu` run schedule() / its wake list: an IPI, then the real exit cost of its
+// idle state when it is idle; a polling idle CPU notices at once.
+void KernelImpl::kick_cpu(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  switch (rq.mode) {
+    case CpuMode::Busy:
+      if (!q_.armed(rq.ipi_slot)) q_.arm(rq.ipi_slot, now_ + m_.costs.ipi.ns);
+      break;
+    case CpuMode::Idle: {
+      const machine::IdleState* s =
+          rq.idle_state >= 0 ? &m_.idle_states[static_cast<size_t>(rq.idle_state)] : nullptr;
+      if (s && s->polling)
+        start_idle_exit(cpu, 0);
+      else
+        start_idle_exit(cpu, m_.costs.ipi.ns);
+      break;
+    }
+    case CpuMode::ExitingIdle:
+      break;
+  }
+}
+
+void KernelImpl::start_idle_exit(int cpu, Time delay) {
+  Rq& rq = cpu_rq(cpu);
+  rq.mode = CpuMode::ExitingIdle;
+  rq.idle_wakeup_at = now_ + delay;
+  Time exit_cost = 0;
+  if (rq.idle_state >= 0) {
+    const machine::IdleState& s = m_.idle_states[static_cast<size_t>(rq.idle_state)];
+    if (!s.polling) exit_cost = s.real_exit_ns;
+  }
+  q_.arm(rq.idle_exit_slot, now_ + delay + exit_cost);
+}
+
+// ---------------------------------------------------------------------------
+// Timers
+
+void KernelImpl::arm_timer(TaskId t, Time expires) {
+  Task& p = task(t);
+  if (p.timer_cpu >= 0) {
+    auto& v = cpu_rq(p.timer_cpu).armed_timers;
+    v.erase(std::find(v.begin(), v.end(), t));
+  }
+  p.timer_cpu = p.cpu;
+  p.timer_expires = expires + p.attr.timer_slack_ns;
+  cpu_rq(p.cpu).armed_timers.push_back(t);
+  q_.arm(p.timer_slot, std::max(now_, p.timer_expires));
+}
+
+void KernelImpl::on_timer(TaskId t) {
+  Task& p = task(t);
+  int cpu = p.timer_cpu;
+  auto& v = cpu_rq(cpu).armed_timers;
+  v.erase(std::find(v.begin(), v.end(), t));
+  p.timer_cpu = -1;
+  p.timer_expires = kTimeNever;
+  Rq& rq = cpu_rq(cpu);
+  switch (rq.mode) {
+    case CpuMode::Idle:
+      // The timer interrupt itself wakes the CPU: it pays the exit cost, no IPI.
+      rq.pending_timers.push_back(t);
+      start_idle_exit(cpu, 0);
+      break;
+    case CpuMode::ExitingIdle:
+      rq.pending_timers.push_back(t);
+      break;
+    case CpuMode::Busy:
+      handle_timer_irq(cpu, t);
+      if (rq.need_resched) schedule(cpu);
+      break;
+  }
+}
+
+// hrtimer_wakeup in interrupt context on `cpu`: `current` is whatever it interrupted.
+void KernelImpl::handle_timer_irq(int cpu, TaskId t) {
+  int saved_cpu = this_cpu_;
+  TaskId saved_cur = current_;
+  bool saved_ctx = in_cpu_context_;
+  this_cpu_ = cpu;
+  current_ = cpu_rq(cpu).curr;
+  in_cpu_context_ = true;
+  try_to_wake_up(t, WF_NONE);
+  this_cpu_ = saved_cpu;
+  current_ = saved_cur;
+  in_cpu_context_ = saved_ctx;
+}
+
+// ---------------------------------------------------------------------------
+// Events
+
+void KernelImpl::on_idle_exit(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  cpuidle_reflect(cpu, rq.idle_wakeup_at - rq.idle_entered);
+  rq.mode = CpuMode::Busy;  // in the kernel, not yet running a task
+  rq.idle_state = -1;
+  rq.seg_start = now_;
+  std::vector<TaskId> timers;
+  timers.swap(rq.pending_timers);
+  for (TaskId t : timers) handle_timer_irq(cpu, t);
+  process_wake_list(cpu);
+  schedule(cpu);
+}
+
+void KernelImpl::process_wake_list(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.wake_list.empty()) return;
+  int saved_cpu = this_cpu_;
+  TaskId saved_cur = current_;
+  bool saved_ctx = in_cpu_context_;
+  this_cpu_ = cpu;
+  current_ = rq.curr;
+  in_cpu_context_ = true;
+  std::vector<TaskId> list;
+  list.swap(rq.wake_list);
+  for (TaskId p : list) {
+    rq.ttwu_pending--;
+    ttwu_do_activate(cpu, p, task(p).pending_wake_flags);
+  }
+  this_cpu_ = saved_cpu;
+  current_ = saved_cur;
+  in_cpu_context_ = saved_ctx;
+}
+
+void KernelImpl::on_ipi(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  process_wake_list(cpu);
+  if (rq.need_resched) schedule(cpu);
+}
+
+// scheduler_tick → task_tick_fair (core.c / fair.c v5.4). Idle CPUs take no tick (NOHZ).
+void KernelImpl::on_tick(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.curr == kNoTask) return;
+  settle(cpu);
+  int saved_cpu = this_cpu_;
+  TaskId saved_cur = current_;
+  this_cpu_ = cpu;
+  current_ = rq.curr;
+  in_cpu_context_ = true;
+  entity_tick(rq.cfs, task(rq.curr).se);
+  in_cpu_context_ = false;
+  this_cpu_ = saved_cpu;
+  current_ = saved_cur;
+  q_.arm(rq.tick_slot, (now_ / tick_ns_ + 1) * tick_ns_);
+  if (rq.need_resched) schedule(cpu);
+}
+
+void KernelImpl::on_step_done(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  settle(cpu);
+  if (rq.curr == kNoTask) return;
+  Task& t = task(rq.curr);
+  t.remaining = 0;
+  rq.debt = 0;
+  run_task_program(cpu);
+}
+
+// The running task's previous step is done: ask its program what it does next.
+void KernelImpl::run_task_program(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  TaskId id = rq.curr;
+  int saved_cpu = this_cpu_;
+  TaskId saved_cur = current_;
+  for (int guard = 0;; ++guard) {
+    if (guard > kMaxZeroSteps)
+      throw InputError(fmt::format("task {} keeps returning zero work (a program that never blocks "
+                                   "or runs)",
+                                   task(id).attr.name));
+    Task& t = task(id);
+    this_cpu_ = cpu;
+    current_ = id;
+    in_cpu_context_ = true;
+    Step s = t.body->next(id, now_);
+    in_cpu_context_ = false;
+    this_cpu_ = saved_cpu;
+    current_ = saved_cur;
+    Task& t2 = task(id);  // tasks_ may have grown inside next()
+    switch (s.kind) {
+      case Step::Kind::Run:
+        t2.step_kind = Step::Kind::Run;
+        t2.remaining = std::max<Time>(0, s.amount);
+        if (t2.remaining == 0 && rq.debt == 0 && !rq.need_resched) continue;
+        break;
+      case Step::Kind::RunUntil:
+        t2.step_kind = Step::Kind::RunUntil;
+        t2.run_until = s.amount;
+        t2.remaining = 0;
+        if (s.amount <= now_ && rq.debt == 0 && !rq.need_resched) continue;
+        break;
+      case Step::Kind::Block:
+        t2.state = TaskState::Blocked;
+        t2.step_kind = Step::Kind::Run;
+        t2.remaining = 0;
+        schedule(cpu);
+        return;
+      case Step::Kind::Yield:
+        t2.step_kind = Step::Kind::Run;
+        t2.remaining = 0;
+        yield_task_fair(rq);
+        schedule(cpu);
+        return;
+      case Step::Kind::Exit:
+        t2.state = TaskState::Exited;
+        t2.remaining = 0;
+        schedule(cpu);
+        return;
+    }
+    break;
+  }
+  Task& t3 = task(id);
+  if (t3.pending_move >= 0) {
+    int dest = t3.pending_move;
+    t3.pending_move = -1;
+    settle(cpu);
+    move_task(id, dest);
+    schedule(cpu);
+    return;
+  }
+  if (rq.need_resched)
+    schedule(cpu);
+  else
+    rearm_step(cpu);
+}
+
+// move_queued_task (core.c v5.4) as __set_cpus_allowed_ptr uses it: dequeue, migrate
+// PELT (detach/attach), enqueue on the destination, which then preempts if it should.
+void KernelImpl::move_task(TaskId id, int dest) {
+  Task& t = task(id);
+  int src = t.cpu;
+  if (src == dest) return;
+  Rq& srq = cpu_rq(src);
+  update_curr(srq.cfs);
+  dequeue_task_fair(srq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
+  update_load_avg(srq.cfs, t.se, 0);
+  detach_entity_load_avg(srq.cfs, t.se);
+  t.se.avg.last_update_time = 0;
+  t.se.exec_start = 0;
+  if (!cpus_share_cache(src, dest)) t.migrated_cold = true;
+  t.cpu = dest;
+  t.nr_migrations++;
+  TaskState st = t.state;
+  activate_task(dest, id, 0);
+  if (st == TaskState::Running) t.state = TaskState::Runnable;
+  int saved_cpu = this_cpu_;
+  bool saved_ctx = in_cpu_context_;
+  this_cpu_ = src;
+  in_cpu_context_ = false;
+  check_preempt_curr(dest, id, 0);
+  this_cpu_ = saved_cpu;
+  in_cpu_context_ = saved_ctx;
+}
+
+void KernelImpl::set_affinity(TaskId id, const std::vector<int>& cpus) {
+  Task& t = task(id);
+  const int n = nr_cpus();
+  std::vector<bool> allowed(static_cast<size_t>(n), cpus.empty());
+  for (int c : cpus) {
+    if (c < 0 || c >= n)
+      throw InputError(fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
+                                   t.attr.name, c, n));
+    allowed[static_cast<size_t>(c)] = true;
+  }
+  t.allowed = allowed;
+  t.nr_cpus_allowed = static_cast<int>(std::count(allowed.begin(), allowed.end(), true));
+  if (allowed[static_cast<size_t>(t.cpu)]) return;
+  int dest = static_cast<int>(std::find(allowed.begin(), allowed.end(), true) - allowed.begin());
+  if (t.state == TaskState::Running) {
+    t.pending_move = dest;  // the stopper moves it once its current kernel path ends
+  } else if (t.state == TaskState::Runnable) {
+    move_task(id, dest);
+  }
+}
+
+// __sched_setscheduler (core.c v5.4): requeue with the new weight and policy.
+void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
+  Task& t = task(id);
+  if (t.policy == policy && t.nice == nice) return;
+  Rq& rq = cpu_rq(t.cpu);
+  bool queued = t.se.on_rq;
+  if (queued) {
+    update_curr(rq.cfs);
+    dequeue_task_fair(rq, t, DEQUEUE_SAVE);
+  }
+  t.policy = policy;
+  t.nice = nice;
+  set_load_weight(t);
+  if (queued) {
+    enqueue_task_fair(rq, t, 0);
+    if (rq.curr != id) check_preempt_curr(t.cpu, id, 0);
+  }
+}
+
+const TaskStats& KernelImpl::task_stats(TaskId id) const {
+  const Task& t = tasks_[static_cast<size_t>(id)];
+  stats_scratch_.fork_cpu = t.fork_cpu;
+  stats_scratch_.nr_wakeups = t.nr_wakeups;
+  stats_scratch_.nr_migrations = t.nr_migrations;
+  stats_scratch_.nr_switches = t.nr_switches;
+  stats_scratch_.run_delay = t.run_delay;
+  stats_scratch_.sum_exec_runtime = t.se.sum_exec_runtime;
+  return stats_scratch_;
+}
+
+// __schedule (core.c v5.4) on `cpu`.
+void KernelImpl::schedule(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  settle(cpu);
+  rq.need_resched = false;
+  TaskId prev = rq.curr;
+  if (prev != kNoTask) {
+    Task& pt = task(prev);
+    if (pt.state == TaskState::Blocked || pt.state == TaskState::Exited) {
+      deactivate_task(cpu, prev, DEQUEUE_SLEEP);
+      if (pt.state == TaskState::Exited) remove_entity_load_avg(pt.se, rq.cfs);
+    }
+  }
+  TaskId next = pick_next_task_fair(rq, prev);
+  if (next == kNoTask) {
+    if (prev != kNoTask) {
+      Task& pt = task(prev);
+      if (pt.state == TaskState::Running) pt.state = TaskState::Runnable;
+      rq.curr = kNoTask;
+      smt_siblings_changed(cpu);
+    }
+    enter_idle(cpu);
+    return;
+  }
+  if (next != prev) {
+    if (prev != kNoTask) {
+      Task& pt = task(prev);
+      if (pt.state == TaskState::Running) {
+        pt.state = TaskState::Runnable;
+        pt.runnable_since = now_;
+      }
+    }
+    Task& nt = task(next);
+    nt.run_delay += now_ - nt.runnable_since;
+    nt.nr_switches++;
+    nt.state = TaskState::Running;
+    rq.nr_switches++;
+    switches_++;
+    rq.debt += m_.costs.context_switch.ns;
+    if (nt.migrated_cold) {
+      rq.debt += m_.costs.cache_cold.ns;
+      nt.migrated_cold = false;
+    }
+    bool was_idle = prev == kNoTask;
+    rq.curr = next;
+    rq.mode = CpuMode::Busy;
+    rq.seg_start = now_;
+    if (was_idle) {
+      smt_siblings_changed(cpu);
+      if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, (now_ / tick_ns_ + 1) * tick_ns_);
+    }
+  }
+  rearm_step(cpu);
+}
+
+void KernelImpl::enter_idle(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  rq.curr = kNoTask;
+  rq.mode = CpuMode::Idle;
+  rq.debt = 0;
+  rq.idle_stamp = now_;  // idle_balance sets it before looking for work
+  q_.cancel(rq.tick_slot);
+  q_.cancel(rq.step_slot);
+  rq.idle_state = cpuidle_select(cpu);
+  rq.idle_entered = now_;
+  update_idle_core(cpu);
+  // A wakeup may have raced with going idle.
+  if (!rq.wake_list.empty() || rq.nr_running > 0) kick_cpu(cpu);
+}
+
+void KernelImpl::dispatch(engine::SlotId slot) {
+  const engine::Slot& s = q_.slot(slot);
+  switch (static_cast<EventKind>(s.kind)) {
+    case EV_TICK:
+      on_tick(static_cast<int>(s.target));
+      break;
+    case EV_STEP:
+      on_step_done(static_cast<int>(s.target));
+      break;
+    case EV_IPI:
+      on_ipi(static_cast<int>(s.target));
+      break;
+    case EV_IDLE_EXIT:
+      on_idle_exit(static_cast<int>(s.target));
+      break;
+    case EV_TIMER:
+      on_timer(static_cast<TaskId>(s.target));
+      break;
+  }
+}
+
+void KernelImpl::run_until(Time end) {
+  while (!q_.empty() && q_.next_time() < end) {
+    Time t = q_.next_time();
+    engine::SlotId slot = q_.pop();
+    now_ = t;
+    ++events_;
+    dispatch(slot);
+  }
+  if (now_ < end) now_ = end;
+}
+
+// ---------------------------------------------------------------------------
+// Kernel facade
+
+Kernel::Kernel(const machine::Machine& m, const Config& cfg) : impl_(std::make_unique<KernelImpl>(m, cfg)) {}
+Kernel::~Kernel() = default;
+Time Kernel::now() const { return impl_->now_; }
+const machine::Machine& Kernel::machine() const { return impl_->m_; }
+const Profile& Kernel::profile() const { return impl_->prof_; }
+TaskId Kernel::create_task(const TaskAttr& attr, TaskBody* body, int parent_cpu) {
+  return impl_->create_task(attr, body, parent_cpu);
+}
+bool Kernel::wake_up(TaskId wakee, unsigned wake_flags) {
+  if (wakee < 0 || wakee >= impl_->nr_tasks_i()) return false;
+  return impl_->try_to_wake_up(wakee, wake_flags);
+}
+void Kernel::arm_timer(TaskId self, Time expires) { impl_->arm_timer(self, expires); }
+void Kernel::set_affinity(TaskId t, const std::vector<int>& cpus) { impl_->set_affinity(t, cpus); }
+void Kernel::set_scheduler(TaskId t, Policy policy, int nice) { impl_->set_scheduler(t, policy, nice); }
+int Kernel::task_cpu(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].cpu; }
+const TaskAttr& Kernel::task_attr(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].attr; }
+const TaskStats& Kernel::task_stats(TaskId t) const { return impl_->task_stats(t); }
+int Kernel::nr_tasks() const { return impl_->nr_tasks_i(); }
+void Kernel::run_until(Time end) { impl_->run_until(end); }
+std::uint64_t Kernel::events() const { return impl_->events_; }
+std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
+
+}  // namespace schedtwin::kernel

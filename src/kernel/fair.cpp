@@ -1,0 +1,374 @@
+// The fair class: vruntime accounting, placement, the run queue, picking and
+// preemption (kernel/sched/fair.c, v5.4; v5.7 where noted). Task groups are not
+// modelled yet, so every for_each_sched_entity loop has one iteration.
+#include <algorithm>
+#include <array>
+
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+
+// sched_prio_to_weight / sched_prio_to_wmult (kernel/sched/core.c).
+constexpr std::array<unsigned long, 40> kPrioToWeight = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
+    1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
+    110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
+constexpr std::array<std::uint32_t, 40> kPrioToWmult = {
+    48388,     59856,     76040,     92818,     118348,    147320,    184698,    229616,
+    287308,    360437,    449829,    563644,    704093,    875809,    1099582,   1376151,
+    1717300,   2157191,   2708050,   3363326,   4194304,   5237765,   6557202,   8165337,
+    10153587,  12820798,  15790321,  19976592,  24970740,  31350126,  39045157,  49367440,
+    61356676,  76695844,  95443717,  119304647, 148102320, 186737708, 238609294, 286331153};
+
+constexpr std::uint32_t WMULT_CONST = ~0u;
+constexpr int WMULT_SHIFT = 32;
+
+void update_inv_weight(load_weight& lw) {
+  if (lw.inv_weight) return;
+  unsigned long w = lw.weight;  // scale_load_down is the identity for user-visible weights
+  if (w >= WMULT_CONST)
+    lw.inv_weight = 1;
+  else if (!w)
+    lw.inv_weight = WMULT_CONST;
+  else
+    lw.inv_weight = WMULT_CONST / static_cast<std::uint32_t>(w);
+}
+
+// __calc_delta (kernel/sched/fair.c): delta_exec * weight / lw->weight in 32.32 fixed point.
+std::uint64_t __calc_delta(std::uint64_t delta_exec, unsigned long weight, load_weight& lw) {
+  std::uint64_t fact = weight;
+  int shift = WMULT_SHIFT;
+  update_inv_weight(lw);
+  while (fact >> 32) {
+    fact >>= 1;
+    shift--;
+  }
+  fact = static_cast<std::uint64_t>(static_cast<std::uint32_t>(fact)) * lw.inv_weight;
+  while (fact >> 32) {
+    fact >>= 1;
+    shift--;
+  }
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(delta_exec) * fact) >> shift);
+}
+
+void update_load_add(load_weight& lw, unsigned long inc) {
+  lw.weight += inc;
+  lw.inv_weight = 0;
+}
+void update_load_sub(load_weight& lw, unsigned long dec) {
+  lw.weight -= dec;
+  lw.inv_weight = 0;
+}
+
+bool entity_before(const sched_entity& a, const sched_entity& b) {
+  return static_cast<std::int64_t>(a.vruntime - b.vruntime) < 0;
+}
+
+std::uint64_t max_vruntime(std::uint64_t max_v, std::uint64_t v) {
+  return static_cast<std::int64_t>(v - max_v) > 0 ? v : max_v;
+}
+std::uint64_t min_vruntime(std::uint64_t min_v, std::uint64_t v) {
+  return static_cast<std::int64_t>(v - min_v) < 0 ? v : min_v;
+}
+
+sched_entity* pick_first(cfs_rq& cfs) {
+  return cfs.timeline.empty() ? nullptr : &*cfs.timeline.begin();
+}
+
+sched_entity* pick_next_after(cfs_rq& cfs, sched_entity& se) {
+  auto it = cfs.timeline.iterator_to(se);
+  ++it;
+  return it == cfs.timeline.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+// set_load_weight (kernel/sched/core.c): SCHED_IDLE tasks get WEIGHT_IDLEPRIO whatever their nice.
+void KernelImpl::set_load_weight(Task& p) {
+  if (p.policy == Policy::Idle) {
+    p.se.load.weight = WEIGHT_IDLEPRIO;
+    p.se.load.inv_weight = WMULT_IDLEPRIO;
+    return;
+  }
+  int prio = std::clamp(p.nice, -20, 19) + 20;
+  p.se.load.weight = kPrioToWeight[prio];
+  p.se.load.inv_weight = kPrioToWmult[prio];
+}
+
+// calc_delta_fair: delta in the entity's virtual time.
+Time KernelImpl::calc_delta_fair(Time delta, const sched_entity& se) const {
+  if (se.load.weight != NICE_0_LOAD) {
+    load_weight lw = se.load;
+    return static_cast<Time>(__calc_delta(static_cast<std::uint64_t>(delta), NICE_0_LOAD, lw));
+  }
+  return delta;
+}
+
+// update_min_vruntime (fair.c v5.4).
+void KernelImpl::update_min_vruntime(cfs_rq& cfs) {
+  sched_entity* curr = cfs.curr;
+  sched_entity* leftmost = pick_first(cfs);
+  std::uint64_t vruntime = cfs.min_vruntime;
+  if (curr) {
+    if (curr->on_rq)
+      vruntime = curr->vruntime;
+    else
+      curr = nullptr;
+  }
+  if (leftmost) {
+    if (!curr)
+      vruntime = leftmost->vruntime;
+    else
+      vruntime = min_vruntime(vruntime, leftmost->vruntime);
+  }
+  cfs.min_vruntime = max_vruntime(cfs.min_vruntime, vruntime);
+}
+
+// update_curr (fair.c v5.4); CFS bandwidth is not modelled.
+void KernelImpl::update_curr(cfs_rq& cfs) {
+  sched_entity* curr = cfs.curr;
+  if (!curr) return;
+  Time delta_exec = now_ - curr->exec_start;
+  if (delta_exec <= 0) return;
+  curr->exec_start = now_;
+  curr->sum_exec_runtime += delta_exec;
+  curr->vruntime += static_cast<std::uint64_t>(calc_delta_fair(delta_exec, *curr));
+  update_min_vruntime(cfs);
+}
+
+// __sched_period (fair.c v5.4).
+Time KernelImpl::__sched_period(unsigned long nr_running) const {
+  if (nr_running > sched_nr_latency) return static_cast<Time>(nr_running) * sysctl_sched_min_granularity;
+  return sysctl_sched_latency;
+}
+
+// sched_slice (fair.c v5.4), one hierarchy level.
+Time KernelImpl::sched_slice(cfs_rq& cfs, sched_entity& se) {
+  std::uint64_t slice = static_cast<std::uint64_t>(__sched_period(cfs.nr_running + !se.on_rq));
+  load_weight lw = cfs.load;
+  if (!se.on_rq) update_load_add(lw, se.load.weight);
+  slice = __calc_delta(slice, se.load.weight, lw);
+  return static_cast<Time>(slice);
+}
+
+Time KernelImpl::sched_vslice(cfs_rq& cfs, sched_entity& se) {
+  return calc_delta_fair(sched_slice(cfs, se), se);
+}
+
+// place_entity (fair.c v5.4): START_DEBIT for new tasks, half-latency sleeper credit
+// with GENTLE_FAIR_SLEEPERS; never moves an entity backwards.
+void KernelImpl::place_entity(cfs_rq& cfs, sched_entity& se, bool initial) {
+  std::uint64_t vruntime = cfs.min_vruntime;
+  if (initial && feat(Feature::START_DEBIT)) vruntime += static_cast<std::uint64_t>(sched_vslice(cfs, se));
+  if (!initial) {
+    Time thresh = sysctl_sched_latency;
+    if (feat(Feature::GENTLE_FAIR_SLEEPERS)) thresh >>= 1;
+    vruntime -= static_cast<std::uint64_t>(thresh);
+  }
+  se.vruntime = max_vruntime(se.vruntime, vruntime);
+}
+
+// enqueue_entity (fair.c v5.4): vruntime renormalisation, PELT attach, placement.
+void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
+  bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
+  bool curr = cfs.curr == &se;
+  if (renorm && curr) se.vruntime += cfs.min_vruntime;
+  update_curr(cfs);
+  if (renorm && !curr) se.vruntime += cfs.min_vruntime;
+  update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+  // account_entity_enqueue
+  update_load_add(cfs.load, se.load.weight);
+  cfs.nr_running++;
+  if (flags & ENQUEUE_WAKEUP) place_entity(cfs, se, false);
+  if (!curr) cfs.timeline.insert(se);
+  se.on_rq = true;
+}
+
+// dequeue_entity (fair.c v5.4).
+void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
+  update_curr(cfs);
+  update_load_avg(cfs, se, UPDATE_TG);
+  clear_buddies(cfs, se);
+  if (&se != cfs.curr) cfs.timeline.erase(cfs.timeline.iterator_to(se));
+  se.on_rq = false;
+  update_load_sub(cfs.load, se.load.weight);
+  cfs.nr_running--;
+  if (!(flags & DEQUEUE_SLEEP)) se.vruntime -= cfs.min_vruntime;
+  if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) update_min_vruntime(cfs);
+}
+
+// enqueue_task_fair (fair.c v5.4 with 43e9f7f231e4's idle_h_nr_running), root level only.
+void KernelImpl::enqueue_task_fair(Rq& rq, Task& p, int flags) {
+  cfs_rq& cfs = rq.cfs;
+  if (feat(Feature::UTIL_EST)) util_est_enqueue(cfs, p);
+  if (!p.se.on_rq) {
+    enqueue_entity(cfs, p.se, flags);
+    cfs.h_nr_running++;
+    if (p.policy == Policy::Idle) cfs.idle_h_nr_running++;
+  }
+  rq.nr_running++;
+}
+
+// dequeue_task_fair (fair.c v5.4), root level only.
+void KernelImpl::dequeue_task_fair(Rq& rq, Task& p, int flags) {
+  cfs_rq& cfs = rq.cfs;
+  dequeue_entity(cfs, p.se, flags);
+  cfs.h_nr_running--;
+  if (p.policy == Policy::Idle) cfs.idle_h_nr_running--;
+  rq.nr_running--;
+  if (feat(Feature::UTIL_EST)) util_est_dequeue(cfs, p, flags & DEQUEUE_SLEEP);
+}
+
+void KernelImpl::clear_buddies(cfs_rq& cfs, sched_entity& se) {
+  if (cfs.last == &se) cfs.last = nullptr;
+  if (cfs.next == &se) cfs.next = nullptr;
+  if (cfs.skip == &se) cfs.skip = nullptr;
+}
+
+// put_prev_entity (fair.c v5.4).
+void KernelImpl::put_prev_entity(cfs_rq& cfs, sched_entity& prev) {
+  if (prev.on_rq) update_curr(cfs);
+  if (prev.on_rq) {
+    cfs.timeline.insert(prev);
+    update_load_avg(cfs, prev, 0);
+  }
+  cfs.curr = nullptr;
+}
+
+// set_next_entity (fair.c v5.4).
+void KernelImpl::set_next_entity(cfs_rq& cfs, sched_entity& se) {
+  if (se.on_rq) {
+    cfs.timeline.erase(cfs.timeline.iterator_to(se));
+    update_load_avg(cfs, se, UPDATE_TG);
+  }
+  se.exec_start = now_;
+  cfs.curr = &se;
+  se.prev_sum_exec_runtime = se.sum_exec_runtime;
+}
+
+// wakeup_preempt_entity (fair.c v5.4): should `se` preempt `curr`? The granularity is
+// converted to the virtual time of `se` (wakeup_gran).
+int KernelImpl::wakeup_preempt_entity(sched_entity& curr, sched_entity& se) {
+  std::int64_t vdiff = static_cast<std::int64_t>(curr.vruntime - se.vruntime);
+  if (vdiff <= 0) return -1;
+  Time gran = calc_delta_fair(sysctl_sched_wakeup_granularity, se);
+  if (vdiff > gran) return 1;
+  return 0;
+}
+
+// pick_next_entity (fair.c v5.4): leftmost, then the skip, last and next buddies.
+sched_entity* KernelImpl::pick_next_entity(cfs_rq& cfs, sched_entity* curr) {
+  sched_entity* left = pick_first(cfs);
+  if (!left || (curr && entity_before(*curr, *left))) left = curr;
+  sched_entity* se = left;
+  if (cfs.skip == se) {
+    sched_entity* second;
+    if (se == curr)
+      second = pick_first(cfs);
+    else
+      second = pick_next_after(cfs, *se);
+    if (!second || (curr && entity_before(*curr, *second))) second = curr;
+    if (second && wakeup_preempt_entity(*second, *left) < 1) se = second;
+  }
+  if (cfs.last && wakeup_preempt_entity(*cfs.last, *left) < 1) se = cfs.last;
+  if (cfs.next && wakeup_preempt_entity(*cfs.next, *left) < 1) se = cfs.next;
+  clear_buddies(cfs, *se);
+  return se;
+}
+
+// pick_next_task_fair (fair.c v5.4, the !CONFIG_FAIR_GROUP_SCHED path). Newly-idle
+// balancing belongs to the load-balancing issue.
+TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
+  cfs_rq& cfs = rq.cfs;
+  if (prev != kNoTask && cfs.curr == &task(prev).se) put_prev_entity(cfs, task(prev).se);
+  if (!cfs.nr_running) return kNoTask;
+  sched_entity* se = pick_next_entity(cfs, nullptr);
+  set_next_entity(cfs, *se);
+  return se->task;
+}
+
+// check_preempt_tick (fair.c v5.4).
+void KernelImpl::check_preempt_tick(cfs_rq& cfs, sched_entity& curr) {
+  Time ideal_runtime = sched_slice(cfs, curr);
+  Time delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
+  if (delta_exec > ideal_runtime) {
+    resched_curr(task(curr.task).cpu);
+    clear_buddies(cfs, curr);
+    return;
+  }
+  if (delta_exec < sysctl_sched_min_granularity) return;
+  sched_entity* se = pick_first(cfs);
+  if (!se) return;
+  std::int64_t delta = static_cast<std::int64_t>(curr.vruntime - se->vruntime);
+  if (delta < 0) return;
+  if (delta > ideal_runtime) resched_curr(task(curr.task).cpu);
+}
+
+// entity_tick (fair.c v5.4).
+void KernelImpl::entity_tick(cfs_rq& cfs, sched_entity& curr) {
+  update_curr(cfs);
+  update_load_avg(cfs, curr, UPDATE_TG);
+  if (cfs.nr_running > 1) check_preempt_tick(cfs, curr);
+}
+
+// check_preempt_wakeup (fair.c v5.4): decision order of fair-class.md §3.8.
+void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
+  Task& curr = task(rq.curr);
+  sched_entity& se = curr.se;
+  sched_entity& pse = p.se;
+  cfs_rq& cfs = rq.cfs;
+  bool scale = cfs.nr_running >= sched_nr_latency;
+  bool next_buddy_marked = false;
+  if (&se == &pse) return;
+  auto set_next_buddy = [&](sched_entity& e) {
+    if (task(e.task).policy == Policy::Idle) return;
+    cfs.next = &e;
+  };
+  if (feat(Feature::NEXT_BUDDY) && scale) {
+    set_next_buddy(pse);
+    next_buddy_marked = true;
+  }
+  if (rq.need_resched) return;
+  bool preempt = false;
+  if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
+    preempt = true;
+  } else {
+    if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
+    update_curr(cfs);
+    if (wakeup_preempt_entity(se, pse) == 1) {
+      if (!next_buddy_marked) set_next_buddy(pse);
+      preempt = true;
+    }
+  }
+  if (!preempt) return;
+  resched_curr(rq.cpu);
+  if (!se.on_rq) return;
+  if (feat(Feature::LAST_BUDDY) && scale && curr.policy != Policy::Idle) cfs.last = &se;
+}
+
+// yield_task_fair (fair.c v5.4).
+void KernelImpl::yield_task_fair(Rq& rq) {
+  if (rq.nr_running == 1) return;
+  Task& curr = task(rq.curr);
+  clear_buddies(rq.cfs, curr.se);
+  if (curr.policy != Policy::Batch) update_curr(rq.cfs);
+  if (curr.policy != Policy::Idle) rq.cfs.skip = &curr.se;
+}
+
+// task_fork_fair (fair.c v5.4): the child starts at the parent's vruntime, placed with
+// START_DEBIT, stored relative to the parent CPU's min_vruntime until it is enqueued.
+void KernelImpl::task_fork_fair(Task& p, int this_cpu) {
+  cfs_rq& cfs = cpu_rq(this_cpu).cfs;
+  sched_entity* curr = cfs.curr;
+  if (curr) {
+    update_curr(cfs);
+    p.se.vruntime = curr->vruntime;
+  }
+  place_entity(cfs, p.se, true);
+  p.se.vruntime -= cfs.min_vruntime;
+}
+
+}  // namespace schedtwin::kernel

@@ -1,0 +1,73 @@
+// Feature flags (kernel/sched/features.h names plus the four series' flags)
+// and kernel profiles: presets of feature defaults as they were in a release.
+#pragma once
+#include <bitset>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace schedtwin::kernel {
+
+#define SCHEDTWIN_FEATURES(X)                                                              \
+  /* mainline kernel/sched/features.h */                                                   \
+  X(GENTLE_FAIR_SLEEPERS) X(START_DEBIT) X(NEXT_BUDDY) X(LAST_BUDDY) X(CACHE_HOT_BUDDY)    \
+  X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE)     \
+  X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST)                                                      \
+  /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */                       \
+  X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT)                                      \
+  /* series 2: latency-nice RFC */                                                         \
+  X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE) X(SIS_SMT_FIRST)                           \
+  /* series 3: runnable_avg group classification (v5.7) */                                 \
+  X(RUNNABLE_AVG_CLASSIFY)                                                                 \
+  /* series 4: sched-idle balancing RFC */                                                 \
+  X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)                \
+  X(SIB_IDLE_TASK_SPREAD)
+
+enum class Feature : int {
+#define SCHEDTWIN_ENUM(name) name,
+  SCHEDTWIN_FEATURES(SCHEDTWIN_ENUM)
+#undef SCHEDTWIN_ENUM
+  COUNT
+};
+
+inline constexpr int kNumFeatures = static_cast<int>(Feature::COUNT);
+const char* feature_name(Feature f);
+
+class FeatureSet {
+ public:
+  bool has(Feature f) const { return bits_.test(static_cast<size_t>(f)); }
+  void set(Feature f, bool on = true) { bits_.set(static_cast<size_t>(f), on); }
+  bool operator==(const FeatureSet&) const = default;
+  // The names of the features that are on, in declaration order, comma-separated.
+  std::string to_string() const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::bitset<kNumFeatures> bits_;
+};
+
+// A kernel release preset: feature defaults and tunables of that release.
+struct Profile {
+  std::string name;     // "v5.4"
+  int version = 0;      // major*100 + minor, e.g. 504
+  FeatureSet features;
+  // sd_init tunables (fair-class.md §5.1)
+  int busy_factor = 32;
+  int default_imbalance_pct = 125;
+};
+
+// Known profile names, oldest first.
+std::vector<std::string> profile_names();
+// Throws InputError naming the option if the name is unknown.
+Profile make_profile(std::string_view name);
+
+// Applies a kernel-syntax feature list ("NO_SIS_PROP,latency-nice,...") left to
+// right. Series names stand for their flags. Throws InputError on unknown names
+// with `what` (e.g. "--features") in the message.
+void apply_features(FeatureSet& set, std::string_view list, std::string_view what);
+
+// A SPEC of compare: "v5.3", "v5.3,SIS_SCHED_IDLE_FALLBACK", "latency-nice":
+// an optional leading profile name followed by features, applied on `base`.
+Profile parse_spec(std::string_view spec, const Profile& base, std::string_view what);
+
+}  // namespace schedtwin::kernel

@@ -1,0 +1,85 @@
+// The cpuidle governor: which idle state a CPU enters, predicted from the
+// past the way the kernel's menu governor does (drivers/cpuidle/governors/menu.c,
+// v5.4): the time to the next timer event this CPU knows of, capped by the
+// "typical interval" of the last 8 idle periods when they are regular.
+// Left out: menu's correction-factor buckets and its I/O-wait multiplier, PM QoS
+// latency limits, retaining the tick for short predictions.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+
+constexpr int INTERVALS = 8;
+
+// get_typical_interval (menu.c v5.4): the average of the recent idle periods if they
+// are consistent (stddev small), dropping the largest outliers; "unknown" otherwise.
+Time get_typical_interval(const std::vector<Time>& intervals) {
+  if (intervals.size() < INTERVALS) return kTimeNever;
+  std::uint64_t thresh = std::numeric_limits<std::uint64_t>::max();
+  for (;;) {
+    std::uint64_t max = 0, sum = 0;
+    unsigned divisor = 0;
+    for (Time t : intervals) {
+      std::uint64_t value = static_cast<std::uint64_t>(t) / kNsPerUs;
+      if (value <= thresh) {
+        sum += value;
+        divisor++;
+        if (value > max) max = value;
+      }
+    }
+    if (!divisor) return kTimeNever;
+    std::uint64_t avg = sum / divisor;
+    std::uint64_t variance = 0;
+    for (Time t : intervals) {
+      std::uint64_t value = static_cast<std::uint64_t>(t) / kNsPerUs;
+      if (value <= thresh) {
+        std::int64_t diff = static_cast<std::int64_t>(value) - static_cast<std::int64_t>(avg);
+        variance += static_cast<std::uint64_t>(diff * diff);
+      }
+    }
+    variance /= divisor;
+    // "if the stddev is under 20 us or under 1/6 of the average, we have a pattern"
+    if ((avg > 0 && avg * avg > variance * 36) || variance <= 400)
+      return static_cast<Time>(avg) * kNsPerUs;
+    if (divisor * 4 <= INTERVALS * 3) return kTimeNever;
+    thresh = max - 1;
+  }
+}
+
+}  // namespace
+
+// menu_select (menu.c v5.4), simplified as the file comment says.
+int KernelImpl::cpuidle_select(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (m_.idle_states.empty()) return -1;
+  Time next_timer = kTimeNever;
+  for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
+  Time sleep_length = next_timer == kTimeNever ? kTimeNever : std::max<Time>(0, next_timer - now_);
+  Time predicted = std::min(sleep_length, get_typical_interval(rq.idle_history));
+  int idx = 0;
+  for (size_t i = 0; i < m_.idle_states.size(); ++i) {
+    const machine::IdleState& s = m_.idle_states[i];
+    if (s.target_residency_ns > predicted) break;
+    idx = static_cast<int>(i);
+  }
+  return idx;
+}
+
+// menu_reflect/menu_update: remember the measured idle period.
+void KernelImpl::cpuidle_reflect(int cpu, Time idle_duration) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.idle_history.size() < INTERVALS) {
+    rq.idle_history.push_back(idle_duration);
+  } else {
+    rq.idle_history[static_cast<size_t>(rq.idle_history_pos)] = idle_duration;
+  }
+  rq.idle_history_pos = (rq.idle_history_pos + 1) % INTERVALS;
+}
+
+}  // namespace schedtwin::kernel

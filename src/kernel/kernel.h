@@ -1,0 +1,75 @@
+// The kernel model's public face: what a workload and the front ends use.
+// (Implementation and the modelled kernel functions live in the other files
+// of src/kernel/, one concern per file as in kernel/sched/.)
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+#include "kernel/features.h"
+#include "kernel/task_api.h"
+#include "machine/machine.h"
+
+namespace schedtwin::kernel {
+
+struct Config {
+  Profile profile;       // kernel release preset with feature flags applied
+  std::uint64_t seed = 1;
+  int hz = 0;            // 0: the machine's build
+};
+
+// Per-task figures the kernel accounts (schedstat-like), in ns unless noted.
+struct TaskStats {
+  int fork_cpu = -1;          // CPU chosen by wake_up_new_task
+  std::int64_t nr_wakeups = 0;
+  std::int64_t nr_migrations = 0;
+  std::int64_t nr_switches = 0;
+  Time run_delay = 0;         // time spent runnable but waiting (sched_info.run_delay)
+  Time sum_exec_runtime = 0;
+};
+
+class KernelImpl;
+
+class Kernel {
+ public:
+  Kernel(const machine::Machine& m, const Config& cfg);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  Time now() const;
+  const machine::Machine& machine() const;
+  const Profile& profile() const;
+
+  // Creates a task as if forked by a task running on parent_cpu at now()
+  // (sched_fork + wake_up_new_task: fork balancing picks its CPU).
+  TaskId create_task(const TaskAttr& attr, TaskBody* body, int parent_cpu = 0);
+
+  // try_to_wake_up from the current context: the task whose next() is running,
+  // or the interrupt being handled. Returns false if the task was not sleeping.
+  bool wake_up(TaskId wakee, unsigned wake_flags = WF_NONE);
+
+  // hrtimer_nanosleep for the current task: arm a timer on its CPU that expires
+  // at `expires` + its timer slack and wakes it. The caller then returns Step::block().
+  void arm_timer(TaskId self, Time expires);
+
+  void set_affinity(TaskId t, const std::vector<int>& cpus);
+  void set_scheduler(TaskId t, Policy policy, int nice);
+
+  int task_cpu(TaskId t) const;
+  const TaskAttr& task_attr(TaskId t) const;
+  const TaskStats& task_stats(TaskId t) const;
+  int nr_tasks() const;
+
+  // Runs events until simulated time `end` (exclusive) or until no event is left.
+  void run_until(Time end);
+  std::uint64_t events() const;       // events dispatched so far
+  std::uint64_t context_switches() const;
+
+ private:
+  std::unique_ptr<KernelImpl> impl_;
+};
+
+}  // namespace schedtwin::kernel

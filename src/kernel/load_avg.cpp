@@ -1,0 +1,195 @@
+// PELT bookkeeping of entities and cfs_rqs (kernel/sched/fair.c, v5.7 with the
+// 5.7.14 runnable_avg init fix): update_load_avg, attach/detach/remove on
+// migration, new-task initial values, util_est. The PELT arithmetic itself is
+// in pelt.cpp. Left out: group entities and propagation (no task groups yet),
+// frequency/capacity invariance of clock_pelt (every CPU runs at its maximum
+// frequency, so PELT time is the task clock).
+#include <algorithm>
+#include <cstdlib>
+
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+
+template <class T, class U>
+void sub_positive(T& var, U val) {
+  var = var > static_cast<T>(val) ? var - static_cast<T>(val) : 0;
+}
+
+std::uint32_t get_pelt_divider(const sched_avg& avg) {
+  return LOAD_AVG_MAX - 1024 + avg.period_contrib;
+}
+
+}  // namespace
+
+// update_cfs_rq_load_avg (fair.c v5.7): fold in removed averages, then age the cfs_rq.
+bool KernelImpl::update_cfs_rq_load_avg(Time now, cfs_rq& cfs) {
+  bool decayed = false;
+  sched_avg& sa = cfs.avg;
+  if (cfs.removed.nr) {
+    std::uint32_t divider = get_pelt_divider(sa);
+    unsigned long r = cfs.removed.load_avg;
+    sub_positive(sa.load_avg, r);
+    sub_positive(sa.load_sum, static_cast<std::uint64_t>(r) * divider);
+    r = cfs.removed.util_avg;
+    sub_positive(sa.util_avg, r);
+    sub_positive(sa.util_sum, static_cast<std::uint64_t>(r) * divider);
+    r = cfs.removed.runnable_avg;
+    sub_positive(sa.runnable_avg, r);
+    sub_positive(sa.runnable_sum, static_cast<std::uint64_t>(r) * divider);
+    cfs.removed = {};
+    decayed = true;
+  }
+  decayed |= update_pelt(static_cast<std::uint64_t>(now), sa, 1, cfs.load.weight, cfs.h_nr_running,
+                         cfs.curr != nullptr);
+  return decayed;
+}
+
+// update_load_avg (fair.c v5.7).
+void KernelImpl::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags) {
+  if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
+    update_pelt(static_cast<std::uint64_t>(now_), se.avg, se.load.weight, se.on_rq ? 1 : 0,
+                se.on_rq ? 1 : 0, cfs.curr == &se);
+  update_cfs_rq_load_avg(now_, cfs);
+  if (!se.avg.last_update_time && (flags & DO_ATTACH)) attach_entity_load_avg(cfs, se);
+}
+
+// attach_entity_load_avg (fair.c v5.7): align the entity's window with the cfs_rq's.
+void KernelImpl::attach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
+  std::uint32_t divider = get_pelt_divider(cfs.avg);
+  se.avg.last_update_time = cfs.avg.last_update_time;
+  se.avg.period_contrib = cfs.avg.period_contrib;
+  se.avg.util_sum = static_cast<std::uint32_t>(se.avg.util_avg * divider);
+  se.avg.runnable_sum = static_cast<std::uint64_t>(se.avg.runnable_avg) * divider;
+  se.avg.load_sum = divider;
+  if (se.load.weight) se.avg.load_sum = se.avg.load_avg * se.avg.load_sum / se.load.weight;
+  cfs.avg.load_avg += se.avg.load_avg;
+  cfs.avg.load_sum += se.load.weight * se.avg.load_sum;
+  cfs.avg.util_avg += se.avg.util_avg;
+  cfs.avg.util_sum += se.avg.util_sum;
+  cfs.avg.runnable_avg += se.avg.runnable_avg;
+  cfs.avg.runnable_sum += se.avg.runnable_sum;
+}
+
+// detach_entity_load_avg (fair.c v5.7).
+void KernelImpl::detach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
+  sub_positive(cfs.avg.load_avg, se.avg.load_avg);
+  sub_positive(cfs.avg.load_sum, se.load.weight * se.avg.load_sum);
+  sub_positive(cfs.avg.util_avg, se.avg.util_avg);
+  sub_positive(cfs.avg.util_sum, se.avg.util_sum);
+  sub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
+  sub_positive(cfs.avg.runnable_sum, se.avg.runnable_sum);
+}
+
+// sync_entity_load_avg (fair.c v5.7): age a blocked entity to its cfs_rq's last update.
+void KernelImpl::sync_entity_load_avg(sched_entity& se, cfs_rq& cfs) {
+  update_pelt(cfs.avg.last_update_time, se.avg, se.load.weight, 0, 0, false);
+}
+
+// remove_entity_load_avg (fair.c v5.7): the old cfs_rq subtracts these at its next update.
+void KernelImpl::remove_entity_load_avg(sched_entity& se, cfs_rq& cfs) {
+  sync_entity_load_avg(se, cfs);
+  cfs.removed.nr++;
+  cfs.removed.util_avg += se.avg.util_avg;
+  cfs.removed.load_avg += se.avg.load_avg;
+  cfs.removed.runnable_avg += se.avg.runnable_avg;
+}
+
+// init_entity_runnable_average (fair.c v5.7): a new task looks fully loaded.
+void KernelImpl::init_entity_runnable_average(sched_entity& se) {
+  se.avg = sched_avg{};
+  se.avg.load_avg = se.load.weight;
+}
+
+// post_init_entity_util_avg (fair.c v5.7.14, with e21cf43406a1: runnable_avg = util_avg),
+// followed by attach_entity_cfs_rq as in wake_up_new_task.
+void KernelImpl::post_init_entity_util_avg(Task& p) {
+  cfs_rq& cfs = cpu_rq(p.cpu).cfs;
+  sched_avg& sa = p.se.avg;
+  long cpu_scale = static_cast<long>(capacity_orig_of(p.cpu));
+  long cap = (cpu_scale - static_cast<long>(cfs.avg.util_avg)) / 2;
+  if (cap > 0) {
+    if (cfs.avg.util_avg != 0) {
+      sa.util_avg = cfs.avg.util_avg * p.se.load.weight / (cfs.avg.load_avg + 1);
+      if (static_cast<long>(sa.util_avg) > cap) sa.util_avg = static_cast<unsigned long>(cap);
+    } else {
+      sa.util_avg = static_cast<unsigned long>(cap);
+    }
+  }
+  sa.runnable_avg = sa.util_avg;
+  // attach_entity_cfs_rq: the new task joins the cfs_rq's window now.
+  update_load_avg(cfs, p.se, SKIP_AGE_LOAD);
+  attach_entity_load_avg(cfs, p.se);
+}
+
+// _task_util_est / task_util_est (fair.c v5.7).
+unsigned long KernelImpl::_task_util_est(const Task& p) const {
+  return std::max(p.se.ue.ewma, p.se.ue.enqueued);
+}
+unsigned long KernelImpl::task_util_est(const Task& p) const {
+  return std::max(task_util(p), _task_util_est(p));
+}
+
+// util_est_enqueue (fair.c v5.7).
+void KernelImpl::util_est_enqueue(cfs_rq& cfs, Task& p) {
+  cfs.util_est_enqueued += static_cast<unsigned int>(_task_util_est(p));
+}
+
+// util_est_dequeue (fair.c v5.7, UTIL_EST_FASTUP off as in v5.7's features.h).
+void KernelImpl::util_est_dequeue(cfs_rq& cfs, Task& p, bool task_sleep) {
+  sub_positive(cfs.util_est_enqueued, static_cast<unsigned int>(_task_util_est(p)));
+  if (!task_sleep) return;
+  util_est ue = p.se.ue;
+  if (ue.enqueued & 1u) return;  // UTIL_AVG_UNCHANGED flag not modelled: bit 0 is always clear
+  ue.enqueued = static_cast<unsigned int>(task_util(p));
+  int last_ewma_diff = static_cast<int>(ue.enqueued) - static_cast<int>(ue.ewma);
+  if (std::abs(last_ewma_diff) < 1024 / 100) return;  // UTIL_EST_MARGIN
+  if (task_util(p) > capacity_orig_of(p.cpu)) return;
+  // ewma = w * task_util + (1 - w) * ewma, w = 1/4
+  int ewma = static_cast<int>(ue.ewma) << 2;
+  ewma += last_ewma_diff;
+  ue.ewma = static_cast<unsigned int>(ewma >> 2);
+  p.se.ue = ue;
+}
+
+// cpu_util (fair.c v5.7): max of util_avg and util_est, capped at capacity_orig.
+unsigned long KernelImpl::cpu_util(int cpu) const {
+  const cfs_rq& cfs = rq_[cpu].cfs;
+  unsigned long util = cfs.avg.util_avg;
+  if (feat(Feature::UTIL_EST)) util = std::max<unsigned long>(util, cfs.util_est_enqueued);
+  return std::min(util, capacity_orig_of(cpu));
+}
+
+// cpu_load_without (fair.c v5.7); task_h_load is the task's load_avg without groups.
+unsigned long KernelImpl::cpu_load_without(int cpu, const Task& p) const {
+  if (cpu != p.cpu || !p.se.avg.last_update_time) return cpu_load(cpu);
+  unsigned long load = rq_[cpu].cfs.avg.load_avg;
+  sub_positive(load, p.se.avg.load_avg);
+  return load;
+}
+
+// cpu_runnable_without (fair.c v5.7).
+unsigned long KernelImpl::cpu_runnable_without(int cpu, const Task& p) const {
+  if (cpu != p.cpu || !p.se.avg.last_update_time) return cpu_runnable(cpu);
+  unsigned long runnable = rq_[cpu].cfs.avg.runnable_avg;
+  sub_positive(runnable, p.se.avg.runnable_avg);
+  return runnable;
+}
+
+// cpu_util_without (fair.c v5.7).
+unsigned long KernelImpl::cpu_util_without(int cpu, const Task& p) const {
+  if (cpu != p.cpu || !p.se.avg.last_update_time) return cpu_util(cpu);
+  const cfs_rq& cfs = rq_[cpu].cfs;
+  unsigned long util = cfs.avg.util_avg;
+  sub_positive(util, task_util(p));
+  if (feat(Feature::UTIL_EST)) {
+    unsigned long estimated = cfs.util_est_enqueued;
+    if (p.se.on_rq || p.state == TaskState::Running) sub_positive(estimated, _task_util_est(p));
+    util = std::max(util, estimated);
+  }
+  return std::min(util, capacity_orig_of(cpu));
+}
+
+}  // namespace schedtwin::kernel

@@ -1,0 +1,227 @@
+// Internal state of the kernel model: the kernel's struct rq, cfs_rq,
+// sched_entity, task_struct and sched_domain, kept in flat arrays indexed by
+// CPU / task id and owned by KernelImpl (kernel/sched/sched.h, v5.4–v5.7).
+//
+// Left out for now: task groups (every task sits in its CPU's root cfs_rq),
+// RT/DL classes, CFS bandwidth, uclamp, NUMA balancing.
+#pragma once
+#include <boost/intrusive/set.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/event_queue.h"
+#include "engine/time.h"
+#include "kernel/pelt.h"
+#include "kernel/task_api.h"
+
+namespace schedtwin::kernel {
+
+namespace bi = boost::intrusive;
+
+inline constexpr unsigned long NICE_0_LOAD = 1024;  // user-visible weights (scale_load_down)
+inline constexpr unsigned long WEIGHT_IDLEPRIO = 3;
+inline constexpr std::uint32_t WMULT_IDLEPRIO = 1431655765;
+inline constexpr long SCHED_CAPACITY_SCALE = 1024;
+
+struct load_weight {
+  unsigned long weight = 0;
+  std::uint32_t inv_weight = 0;
+};
+
+// util_est (kernel/sched/fair.c, v5.7): per task {enqueued, ewma}.
+struct util_est {
+  unsigned int enqueued = 0;
+  unsigned int ewma = 0;
+};
+
+struct sched_entity {
+  load_weight load;
+  bi::set_member_hook<bi::link_mode<bi::normal_link>> run_node;
+  bool on_rq = false;
+  Time exec_start = 0;
+  Time sum_exec_runtime = 0;
+  Time prev_sum_exec_runtime = 0;
+  std::uint64_t vruntime = 0;  // u64 as in the kernel; compared through signed differences
+  sched_avg avg;
+  util_est ue;
+  TaskId task = kNoTask;
+};
+
+struct VruntimeLess {
+  bool operator()(const sched_entity& a, const sched_entity& b) const {
+    return static_cast<std::int64_t>(a.vruntime - b.vruntime) < 0;
+  }
+};
+
+// The rbtree of queued entities; insertion of equal keys goes right (after), as in the kernel.
+using Timeline = bi::multiset<sched_entity, bi::compare<VruntimeLess>,
+                              bi::member_hook<sched_entity, decltype(sched_entity::run_node),
+                                              &sched_entity::run_node>,
+                              bi::constant_time_size<true>>;
+
+struct cfs_rq {
+  load_weight load;
+  unsigned int nr_running = 0;
+  unsigned int h_nr_running = 0;
+  unsigned int idle_h_nr_running = 0;  // series 1 patch 1 (43e9f7f231e4)
+  std::uint64_t min_vruntime = static_cast<std::uint64_t>(-(1LL << 20));
+  Timeline timeline;
+  sched_entity* curr = nullptr;
+  sched_entity* next = nullptr;
+  sched_entity* last = nullptr;
+  sched_entity* skip = nullptr;
+  sched_avg avg;
+  struct {
+    int nr = 0;
+    unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
+  } removed;
+  unsigned int util_est_enqueued = 0;
+};
+
+enum class TaskState : std::uint8_t { Running, Runnable, Waking, Blocked, Exited };
+
+// What current/idle has done lately as a waker (task_struct fields used by wake_wide
+// and select_idle_sibling). The per-CPU idle task has one too: it is `current` when a
+// timer interrupt wakes a task on an idle CPU.
+struct WakerInfo {
+  TaskId last_wakee = kNoTask;
+  unsigned int wakee_flips = 0;
+  std::int64_t wakee_flip_decay_ts = 0;  // jiffies
+  int recent_used_cpu = -1;
+};
+
+struct Task {
+  TaskAttr attr;
+  TaskBody* body = nullptr;
+  TaskState state = TaskState::Blocked;
+  Policy policy = Policy::Normal;
+  int nice = 0;
+  std::vector<bool> allowed;  // cpus_ptr
+  int nr_cpus_allowed = 0;
+  int cpu = 0;                // task_cpu()
+  sched_entity se;
+  WakerInfo waker;
+  // The program: remaining work of the current step in ns at full speed.
+  Step::Kind step_kind = Step::Kind::Run;
+  Time remaining = 0;
+  Time run_until = 0;
+  bool needs_next = true;     // call body->next() once the pending work is done
+  bool migrated_cold = false; // pay the cache-cold penalty at next switch-in
+  // hrtimer
+  engine::SlotId timer_slot = 0;
+  int timer_cpu = -1;
+  Time timer_expires = kTimeNever;
+  // accounting
+  Time runnable_since = 0;
+  std::int64_t nr_wakeups = 0, nr_migrations = 0, nr_switches = 0;
+  Time run_delay = 0;
+  int fork_cpu = -1;
+  unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list
+  int pending_move = -1;            // set_affinity of a running task: move after its step
+};
+
+// SD_* flags (include/linux/sched/topology.h).
+enum SdFlags : unsigned {
+  SD_LOAD_BALANCE = 1u << 0,
+  SD_BALANCE_NEWIDLE = 1u << 1,
+  SD_BALANCE_EXEC = 1u << 2,
+  SD_BALANCE_FORK = 1u << 3,
+  SD_BALANCE_WAKE = 1u << 4,
+  SD_WAKE_AFFINE = 1u << 5,
+  SD_ASYM_CPUCAPACITY = 1u << 6,
+  SD_SHARE_CPUCAPACITY = 1u << 7,
+  SD_SHARE_PKG_RESOURCES = 1u << 9,
+  SD_SERIALIZE = 1u << 10,
+  SD_ASYM_PACKING = 1u << 11,
+  SD_PREFER_SIBLING = 1u << 12,
+  SD_OVERLAP = 1u << 13,
+  SD_NUMA = 1u << 14,
+};
+
+// A sched group of one domain level; shared by the CPUs of the level (sgc).
+struct SchedGroup {
+  std::vector<int> cpus;     // span, ascending
+  long capacity = 0;         // sgc->capacity: sum of capacity_of
+  long max_capacity = 0;
+  int imbalance = 0;         // sgc->imbalance (group_imbalanced)
+  int balance_cpu = 0;       // group_balance_cpu: first CPU of the group
+};
+
+// A domain level shared by all CPUs it spans; per-CPU fields are in SchedDomain.
+struct DomainLevel {
+  std::string name;          // SMT, MC, DIE, NUMA
+  int level = 0;
+  unsigned flags = 0;
+  int imbalance_pct = 125;
+  int cache_nice_tries = 0;
+  int busy_factor = 32;
+  int min_interval = 1, max_interval = 2;  // ms
+  std::vector<int> span;               // ascending
+  std::vector<int> groups;             // indices into KernelImpl::groups_, local-first order is per CPU
+};
+
+// The per-CPU instance of a domain (struct sched_domain).
+struct SchedDomain {
+  int level_id = -1;          // index into KernelImpl::levels_
+  int parent = -1, child = -1;  // indices into the same CPU's domain list
+  std::vector<int> groups;    // group ids, starting with the group containing this CPU
+  std::uint64_t avg_scan_cost = 0;  // ns, select_idle_cpu EWMA
+  Time max_newidle_lb_cost = 0;
+  std::int64_t last_balance = 0;    // jiffies
+  unsigned balance_interval = 1;    // ms
+  unsigned nr_balance_failed = 0;
+  std::int64_t next_decay_max_lb_cost = 0;
+};
+
+enum class CpuMode : std::uint8_t { Busy, Idle, ExitingIdle };
+
+struct Rq {
+  int cpu = 0;
+  cfs_rq cfs;
+  unsigned int nr_running = 0;
+  TaskId curr = kNoTask;       // kNoTask: the idle task is current
+  bool need_resched = false;
+  WakerInfo idle_waker;        // current->... when the idle task is current
+  // Idle
+  CpuMode mode = CpuMode::Idle;
+  int idle_state = -1;         // cpuidle state entered, -1 if none
+  Time idle_entered = 0;
+  Time idle_wakeup_at = 0;     // when the event that ends the idle period arrived
+  Time idle_stamp = 0;         // rq->idle_stamp (0 = not idle)
+  Time avg_idle = 0;
+  Time max_idle_balance_cost = 0;
+  std::vector<Time> idle_history;  // last 8 idle durations (menu governor)
+  int idle_history_pos = 0;
+  // Remote wake list (TTWU_QUEUE)
+  std::vector<TaskId> wake_list;
+  int ttwu_pending = 0;
+  std::vector<TaskId> pending_timers;  // timers fired while the CPU was leaving idle
+  bool ipi_pending = false;
+  // Progress of the running step
+  Time seg_start = 0;          // when the current segment began doing the task's work
+  Time debt = 0;               // kernel time to pay on this CPU before task work resumes
+  std::int64_t speed_q10 = 1024;  // work per ns x1024 for the current segment
+  // Events
+  engine::SlotId tick_slot = 0, step_slot = 0, ipi_slot = 0, idle_exit_slot = 0;
+  // Topology
+  std::vector<SchedDomain> sd;  // bottom-up
+  int sd_llc = -1;              // index into sd of the LLC level, -1 if none
+  int llc_id = 0, llc_size = 1;
+  int core = 0;
+  long cpu_capacity = 1024, cpu_capacity_orig = 1024;
+  std::int64_t next_balance = 0;  // jiffies
+  // Timers armed on this CPU, for the idle governor's "next timer event".
+  std::vector<TaskId> armed_timers;
+  // stats
+  std::uint64_t nr_switches = 0;
+};
+
+// Per-LLC shared state (struct sched_domain_shared).
+struct LlcShared {
+  bool has_idle_cores = false;
+  int nr_busy_cpus = 0;
+};
+
+}  // namespace schedtwin::kernel

@@ -1,0 +1,68 @@
+// The boundary between workloads and the kernel model (DESIGN.md §3).
+//
+// A workload gives each task a TaskBody. The kernel calls TaskBody::next()
+// whenever the task is on a CPU and has nothing left to do: after it was
+// created, after it was woken and got the CPU (context switch already paid),
+// or when its previous step finished. next() returns what the task does next
+// and may call into the Kernel the way a program makes system calls (wake
+// another task, arm a timer, fork).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/time.h"
+
+namespace schedtwin::kernel {
+
+using TaskId = std::int32_t;
+inline constexpr TaskId kNoTask = -1;
+
+enum class Policy : std::uint8_t { Normal, Batch, Idle };  // SCHED_OTHER, SCHED_BATCH, SCHED_IDLE
+
+const char* policy_name(Policy p);  // "SCHED_OTHER", ...
+
+struct TaskAttr {
+  std::string name;         // comm, at most 15 characters shown in traces
+  Policy policy = Policy::Normal;
+  int nice = 0;             // -20..19
+  std::vector<int> cpus;    // allowed CPUs; empty means all
+  int group = 0;            // task group id; 0 is the root group
+  Time timer_slack_ns = 50 * kNsPerUs;  // hrtimer slack (current->timer_slack_ns)
+};
+
+// One step of a task's program.
+struct Step {
+  enum class Kind : std::uint8_t {
+    Run,       // consume `amount` ns of work, measured at capacity 1024 with a whole core
+    RunUntil,  // burn CPU until the wall clock reaches `amount` (absolute ns); rt-app "runtime"
+    Block,     // sleep (TASK_INTERRUPTIBLE) until woken by Kernel::wake_up or a timer
+    Yield,     // sched_yield()
+    Exit,      // do_exit()
+  };
+  Kind kind = Kind::Block;
+  Time amount = 0;
+
+  static Step run(Time work_ns) { return {Kind::Run, work_ns}; }
+  static Step run_until(Time wall_ns) { return {Kind::RunUntil, wall_ns}; }
+  static Step block() { return {Kind::Block, 0}; }
+  static Step yield() { return {Kind::Yield, 0}; }
+  static Step exit() { return {Kind::Exit, 0}; }
+};
+
+class TaskBody {
+ public:
+  virtual ~TaskBody() = default;
+  // Called with the task current on a CPU; `now` is the simulated time.
+  virtual Step next(TaskId self, Time now) = 0;
+};
+
+// Wake flags (kernel WF_*).
+enum WakeFlags : unsigned {
+  WF_NONE = 0,
+  WF_SYNC = 1u << 0,      // the waker is about to sleep (pipes, sockets)
+  WF_FORK = 1u << 1,      // wake_up_new_task
+  WF_MIGRATED = 1u << 2,  // internal: the wakee changed CPU
+};
+
+}  // namespace schedtwin::kernel

@@ -1,0 +1,169 @@
+// Sched domains and groups built from the machine (kernel/sched/topology.c,
+// v5.4–v5.7; fair-class.md §5.1): SMT, MC (the LLC), DIE (the NUMA node's CPUs)
+// and one NUMA level per distinct node distance, with sd_init's parameters.
+// A level whose span equals its child's is dropped, as sd_parent_degenerate does.
+// Left out: the CLS level (v5.16+), asymmetric-capacity and asym-packing flags,
+// overlapping NUMA groups beyond "one group per child span".
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+
+struct LevelSpec {
+  std::string name;
+  unsigned topo_flags;
+  bool numa;
+  int numa_distance;  // NUMA levels: nodes within this distance
+};
+
+}  // namespace
+
+void KernelImpl::build_sched_domains() {
+  const int n = nr_cpus();
+  std::vector<LevelSpec> specs;
+  if (m_.smt_width() > 1) specs.push_back({"SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, false, 0});
+  specs.push_back({"MC", SD_SHARE_PKG_RESOURCES, false, 0});
+  specs.push_back({"DIE", 0, false, 0});
+  std::set<int> distances;
+  for (const auto& row : m_.numa_distance)
+    for (int d : row)
+      if (d > 10) distances.insert(d);
+  for (int d : distances) specs.push_back({"NUMA", SD_NUMA, true, d});
+
+  auto span_of = [&](const LevelSpec& s, int cpu) {
+    std::vector<int> span;
+    const machine::Cpu& c = m_.cpus[cpu];
+    for (const machine::Cpu& o : m_.cpus) {
+      bool in = false;
+      if (s.name == "SMT") in = o.core == c.core;
+      else if (s.name == "MC") in = o.llc == c.llc;
+      else if (s.name == "DIE") in = o.node == c.node;
+      else in = m_.numa_distance[c.node][o.node] <= s.numa_distance;
+      if (in) span.push_back(o.id);
+    }
+    return span;
+  };
+
+  // Unique levels keyed by (spec index, span).
+  std::map<std::pair<size_t, std::vector<int>>, int> level_ids;
+  for (int cpu = 0; cpu < n; ++cpu) {
+    Rq& rq = cpu_rq(cpu);
+    rq.sd.clear();
+    std::vector<int> prev_span;
+    for (size_t si = 0; si < specs.size(); ++si) {
+      std::vector<int> span = span_of(specs[si], cpu);
+      if (span == prev_span) continue;  // degenerate: same span as the child
+      if (span.size() == 1 && specs[si].name != "SMT") {
+        prev_span = span;
+        continue;  // a one-CPU domain has nothing to balance
+      }
+      auto key = std::make_pair(si, span);
+      auto it = level_ids.find(key);
+      int id;
+      if (it == level_ids.end()) {
+        DomainLevel lvl;
+        lvl.name = specs[si].name;
+        lvl.span = span;
+        // sd_init (topology.c v5.4/v5.7)
+        int sd_weight = static_cast<int>(span.size());
+        lvl.min_interval = sd_weight;
+        lvl.max_interval = 2 * sd_weight;
+        lvl.busy_factor = prof_.busy_factor;
+        lvl.imbalance_pct = prof_.default_imbalance_pct;
+        lvl.cache_nice_tries = 0;
+        lvl.flags = SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK |
+                    SD_WAKE_AFFINE | SD_PREFER_SIBLING | specs[si].topo_flags;
+        if (lvl.flags & SD_SHARE_CPUCAPACITY) {
+          lvl.imbalance_pct = 110;
+          lvl.cache_nice_tries = 0;
+        } else if (lvl.flags & SD_SHARE_PKG_RESOURCES) {
+          lvl.imbalance_pct = 117;
+          lvl.cache_nice_tries = 1;
+        } else if (specs[si].numa) {
+          lvl.cache_nice_tries = 2;
+          lvl.flags &= ~SD_PREFER_SIBLING;
+          lvl.flags |= SD_SERIALIZE;
+          if (specs[si].numa_distance > 30)  // node_reclaim_distance (RECLAIM_DISTANCE)
+            lvl.flags &= ~(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+        } else {
+          lvl.cache_nice_tries = 1;
+        }
+        id = static_cast<int>(levels_.size());
+        levels_.push_back(std::move(lvl));
+        level_ids.emplace(key, id);
+      } else {
+        id = it->second;
+      }
+      SchedDomain sd;
+      sd.level_id = id;
+      sd.balance_interval = static_cast<unsigned>(levels_[id].span.size());
+      rq.sd.push_back(sd);
+      prev_span = span;
+    }
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
+      rq.sd[k].child = k == 0 ? -1 : static_cast<int>(k) - 1;
+      rq.sd[k].parent = k + 1 < rq.sd.size() ? static_cast<int>(k) + 1 : -1;
+    }
+  }
+
+  // Sched groups (build_sched_groups): the child domain spans covering the domain,
+  // listed from the CPU's own group, wrapping in CPU order. Shared between CPUs.
+  std::map<std::vector<int>, int> group_ids;
+  auto group_for = [&](std::vector<int> span) {
+    auto it = group_ids.find(span);
+    if (it != group_ids.end()) return it->second;
+    SchedGroup g;
+    g.cpus = span;
+    g.balance_cpu = span.front();
+    for (int c : span) {
+      g.capacity += cpu_rq(c).cpu_capacity;
+      g.max_capacity = std::max<long>(g.max_capacity, cpu_rq(c).cpu_capacity);
+    }
+    int id = static_cast<int>(groups_.size());
+    groups_.push_back(std::move(g));
+    group_ids.emplace(std::move(span), id);
+    return id;
+  };
+  for (int cpu = 0; cpu < n; ++cpu) {
+    Rq& rq = cpu_rq(cpu);
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
+      const std::vector<int>& span = levels_[rq.sd[k].level_id].span;
+      std::vector<bool> covered(static_cast<size_t>(n), false);
+      size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
+      for (size_t j = 0; j < span.size(); ++j) {
+        int i = span[(start + j) % span.size()];
+        if (covered[i]) continue;
+        std::vector<int> gspan;
+        const Rq& irq = cpu_rq(i);
+        if (k == 0) {
+          gspan = {i};
+        } else {
+          // the child level of CPU i at the same height as ours
+          gspan = levels_[irq.sd[k - 1].level_id].span;
+        }
+        for (int c : gspan) covered[c] = true;
+        rq.sd[k].groups.push_back(group_for(gspan));
+      }
+    }
+    // sd_llc: the highest domain sharing package resources (update_top_cache_domain).
+    rq.sd_llc = -1;
+    for (size_t k = 0; k < rq.sd.size(); ++k)
+      if (levels_[rq.sd[k].level_id].flags & SD_SHARE_PKG_RESOURCES) rq.sd_llc = static_cast<int>(k);
+    if (rq.sd_llc >= 0) {
+      const auto& span = levels_[rq.sd[rq.sd_llc].level_id].span;
+      rq.llc_id = span.front();
+      rq.llc_size = static_cast<int>(span.size());
+    } else {
+      rq.llc_id = cpu;
+      rq.llc_size = 1;
+    }
+  }
+  llc_shared_.assign(static_cast<size_t>(n), LlcShared{});
+}
+
+}  // namespace schedtwin::kernel

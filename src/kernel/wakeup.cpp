@@ -1,0 +1,445 @@
+// Task placement at wakeup and fork (kernel/sched/fair.c, v5.4 with the
+// sched-idle fallback; v5.6 and v5.7 changes behind their flags):
+// select_task_rq_fair, wake_wide, wake_affine, select_idle_sibling and the
+// idle-CPU search, and the fork/exec slow path find_idlest_cpu with the v5.7
+// group classifier. Left out: energy-aware placement and asymmetric capacity
+// (select_idle_capacity, wake_cap), NUMA preferred-node rules.
+#include <algorithm>
+#include <limits>
+
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+constexpr int kNone = -1;
+}
+
+// record_wakee (fair.c v5.4): the waker's wakee_flips decay by half once a second.
+void KernelImpl::record_wakee(Task& p) {
+  WakerInfo& w = current_waker();
+  if (jiffies() > w.wakee_flip_decay_ts + hz_) {
+    w.wakee_flips >>= 1;
+    w.wakee_flip_decay_ts = jiffies();
+  }
+  if (w.last_wakee != p.se.task) {
+    w.last_wakee = p.se.task;
+    w.wakee_flips++;
+  }
+}
+
+// wake_wide (fair.c v5.4): many-to-many wakeup patterns skip wake_affine.
+bool KernelImpl::wake_wide(Task& p) {
+  unsigned int master = current_waker().wakee_flips;
+  unsigned int slave = p.waker.wakee_flips;
+  unsigned int factor = static_cast<unsigned>(rq_[this_cpu_].llc_size);
+  if (master < slave) std::swap(master, slave);
+  if (slave < factor || master < slave * factor) return false;
+  return true;
+}
+
+// wake_affine_idle (fair.c v5.4).
+int KernelImpl::wake_affine_idle(int this_cpu, int prev_cpu, bool sync) {
+  if (available_idle_cpu(this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
+    return available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
+  if (sync && cpu_rq(this_cpu).nr_running == 1) return this_cpu;
+  return kNone;
+}
+
+// wake_affine_weight (fair.c v5.7 form with cpu_load; v5.4 used runnable_load_avg,
+// which is not modelled).
+int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_cpu, bool sync) {
+  const DomainLevel& lvl = levels_[cpu_rq(this_cpu).sd[sd_idx].level_id];
+  std::int64_t this_eff_load = static_cast<std::int64_t>(cpu_load(this_cpu));
+  if (sync && current_ != kNoTask) {
+    std::int64_t current_load = static_cast<std::int64_t>(task(current_).se.avg.load_avg);
+    if (current_load > this_eff_load) return this_cpu;
+    this_eff_load -= current_load;
+  }
+  std::int64_t task_load = static_cast<std::int64_t>(p.se.avg.load_avg);
+  this_eff_load += task_load;
+  if (feat(Feature::WA_BIAS)) this_eff_load *= 100;
+  this_eff_load *= static_cast<std::int64_t>(capacity_of(prev_cpu));
+  std::int64_t prev_eff_load = static_cast<std::int64_t>(cpu_load(prev_cpu));
+  prev_eff_load -= task_load;
+  if (feat(Feature::WA_BIAS)) prev_eff_load *= 100 + (lvl.imbalance_pct - 100) / 2;
+  prev_eff_load *= static_cast<std::int64_t>(capacity_of(this_cpu));
+  if (sync) prev_eff_load += 1;
+  return this_eff_load < prev_eff_load ? this_cpu : kNone;
+}
+
+// wake_affine (fair.c v5.4).
+int KernelImpl::wake_affine(int sd_idx, Task& p, int this_cpu, int prev_cpu, bool sync) {
+  int target = kNone;
+  if (feat(Feature::WA_IDLE)) target = wake_affine_idle(this_cpu, prev_cpu, sync);
+  if (feat(Feature::WA_WEIGHT) && target == kNone)
+    target = wake_affine_weight(sd_idx, p, this_cpu, prev_cpu, sync);
+  if (target == kNone) return prev_cpu;
+  return target;
+}
+
+// select_idle_core (fair.c v5.4): a core whose SMT siblings are all idle. Each
+// sibling examined costs one probe.
+int KernelImpl::select_idle_core(Task& p, int target) {
+  if (!smt_present_) return kNone;
+  if (!test_idle_cores(target)) return kNone;
+  const Rq& trq = cpu_rq(target);
+  const DomainLevel& llc = levels_[trq.sd[trq.sd_llc].level_id];
+  const auto& span = llc.span;
+  std::vector<bool> visited(static_cast<size_t>(nr_cpus()), false);
+  size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
+  for (size_t k = 0; k < span.size(); ++k) {
+    int core = span[(start + k) % span.size()];
+    if (visited[core] || !p.allowed[core]) continue;
+    bool idle = true;
+    for (int cpu : m_.smt_siblings(core)) {
+      visited[cpu] = true;
+      probes_++;
+      if (!available_idle_cpu(cpu)) idle = false;
+    }
+    if (idle) return core;
+  }
+  set_idle_cores(target, false);
+  return kNone;
+}
+
+// select_idle_cpu (fair.c v5.4 with 3c29e651e16d; v5.6 with 17346452b25b when
+// SCHED_IDLE_CONSISTENT): scan the LLC from target under the SIS_PROP budget.
+int KernelImpl::select_idle_cpu(Task& p, int target) {
+  Rq& this_rq = cpu_rq(this_cpu_);
+  if (this_rq.sd_llc < 0) return kNone;
+  SchedDomain& this_sd = this_rq.sd[this_rq.sd_llc];
+  const Rq& trq = cpu_rq(target);
+  const DomainLevel& llc = levels_[trq.sd[trq.sd_llc].level_id];
+  const auto& span = llc.span;
+  const bool fallback = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
+  const bool consistent = feat(Feature::SCHED_IDLE_CONSISTENT);
+
+  // "Large fuzz factor; hackbench in particular is sensitive here"
+  std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
+  std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
+  if (feat(Feature::SIS_AVG_CPU) && avg_idle < avg_cost) return kNone;
+  std::int64_t nr = std::numeric_limits<int>::max();
+  if (feat(Feature::SIS_PROP)) {
+    std::uint64_t span_avg = span.size() * avg_idle;
+    if (span_avg > 4 * avg_cost)
+      nr = static_cast<std::int64_t>(span_avg / avg_cost);
+    else
+      nr = 4;
+  }
+  const int probes_before = probes_;
+  int si_cpu = kNone;
+  int found = kNone;
+  size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
+  for (size_t k = 0; k < span.size(); ++k) {
+    int cpu = span[(start + k) % span.size()];
+    if (!p.allowed[cpu]) continue;
+    if (!--nr) return fallback && !consistent ? si_cpu : kNone;
+    probes_++;
+    if (available_idle_cpu(cpu) || (consistent && sched_idle_cpu(cpu))) {
+      found = cpu;
+      break;
+    }
+    if (fallback && si_cpu == kNone && sched_idle_cpu(cpu)) si_cpu = cpu;
+  }
+  // The scan's duration is what the probes cost on this CPU.
+  std::int64_t time = static_cast<std::int64_t>(probes_ - probes_before) * m_.costs.idle_probe.ns;
+  std::int64_t delta = time - static_cast<std::int64_t>(this_sd.avg_scan_cost);
+  this_sd.avg_scan_cost = static_cast<std::uint64_t>(static_cast<std::int64_t>(this_sd.avg_scan_cost) + delta / 8);
+  return found;
+}
+
+// select_idle_smt (fair.c v5.4.214): an idle SMT sibling of target, else (fallback) a
+// sched-idle one.
+int KernelImpl::select_idle_smt(Task& p, int target) {
+  if (!smt_present_) return kNone;
+  const bool fallback = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
+  const bool consistent = feat(Feature::SCHED_IDLE_CONSISTENT);
+  int si_cpu = kNone;
+  for (int cpu : m_.smt_siblings(target)) {
+    if (!p.allowed[cpu]) continue;
+    probes_++;
+    if (available_idle_cpu(cpu) || (consistent && sched_idle_cpu(cpu))) return cpu;
+    if (fallback && si_cpu == kNone && sched_idle_cpu(cpu)) si_cpu = cpu;
+  }
+  return si_cpu;
+}
+
+// select_idle_sibling (fair.c v5.4 order, fair-class.md §4.5).
+int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
+  const bool si = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
+  auto idle_or_si = [&](int cpu) { return available_idle_cpu(cpu) || (si && sched_idle_cpu(cpu)); };
+  if (idle_or_si(target)) return target;
+  if (prev != target && cpus_share_cache(prev, target) && idle_or_si(prev)) return prev;
+  int recent_used_cpu = p.waker.recent_used_cpu;
+  if (recent_used_cpu >= 0 && recent_used_cpu != prev && recent_used_cpu != target &&
+      cpus_share_cache(recent_used_cpu, target) && idle_or_si(recent_used_cpu) &&
+      p.allowed[recent_used_cpu]) {
+    p.waker.recent_used_cpu = prev;
+    return recent_used_cpu;
+  }
+  if (cpu_rq(target).sd_llc < 0) return target;
+  int i = select_idle_core(p, target);
+  if (i != kNone) return i;
+  i = select_idle_cpu(p, target);
+  if (i != kNone) return i;
+  i = select_idle_smt(p, target);
+  if (i != kNone) return i;
+  return target;
+}
+
+// group_has_capacity / group_is_overloaded (fair.c v5.7, fair-class.md §5.7): the
+// runnable_avg clauses only with RUNNABLE_AVG_CLASSIFY.
+bool KernelImpl::group_has_capacity(int imbalance_pct, const sg_lb_stats& sgs) const {
+  if (sgs.sum_nr_running < sgs.group_weight) return true;
+  if (feat(Feature::RUNNABLE_AVG_CLASSIFY) &&
+      sgs.group_capacity * static_cast<unsigned long>(imbalance_pct) < sgs.group_runnable * 100)
+    return false;
+  if (sgs.group_capacity * 100 > sgs.group_util * static_cast<unsigned long>(imbalance_pct)) return true;
+  return false;
+}
+
+bool KernelImpl::group_is_overloaded(int imbalance_pct, const sg_lb_stats& sgs) const {
+  if (sgs.sum_nr_running <= sgs.group_weight) return false;
+  if (sgs.group_capacity * 100 < sgs.group_util * static_cast<unsigned long>(imbalance_pct)) return true;
+  if (feat(Feature::RUNNABLE_AVG_CLASSIFY) &&
+      sgs.group_capacity * static_cast<unsigned long>(imbalance_pct) < sgs.group_runnable * 100)
+    return true;
+  return false;
+}
+
+// group_classify (fair.c v5.7): the order of the tests is the kernel's.
+sg_type KernelImpl::group_classify(int imbalance_pct, int group, sg_lb_stats& sgs) {
+  if (group_is_overloaded(imbalance_pct, sgs)) return sg_type::group_overloaded;
+  if (groups_[group].imbalance) return sg_type::group_imbalanced;
+  if (sgs.group_asym_packing) return sg_type::group_asym_packing;
+  if (sgs.group_misfit_task_load) return sg_type::group_misfit_task;
+  if (!group_has_capacity(imbalance_pct, sgs)) return sg_type::group_fully_busy;
+  return sg_type::group_has_spare;
+}
+
+// update_sg_wakeup_stats (fair.c v5.7): group statistics without p's own contribution.
+void KernelImpl::update_sg_wakeup_stats(int cpu, int sd_idx, int group, sg_lb_stats& sgs, Task& p) {
+  sgs = sg_lb_stats{};
+  const SchedGroup& g = groups_[group];
+  for (int i : g.cpus) {
+    if (!p.allowed[i]) continue;
+    const Rq& rq = cpu_rq(i);
+    sgs.group_load += cpu_load_without(i, p);
+    sgs.group_util += cpu_util_without(i, p);
+    sgs.group_runnable += cpu_runnable_without(i, p);
+    unsigned local = (p.cpu == i && p.state == TaskState::Running) ? 1 : 0;
+    sgs.sum_h_nr_running += rq.cfs.h_nr_running - local;
+    unsigned nr_running = rq.nr_running - local;
+    sgs.sum_nr_running += nr_running;
+    if (!nr_running && idle_cpu(i)) sgs.idle_cpus++;
+  }
+  sgs.group_capacity = static_cast<unsigned long>(g.capacity);
+  sgs.group_weight = static_cast<unsigned>(g.cpus.size());
+  const DomainLevel& lvl = levels_[cpu_rq(cpu).sd[sd_idx].level_id];
+  sgs.group_type = group_classify(lvl.imbalance_pct, group, sgs);
+  if (sgs.group_type == sg_type::group_fully_busy || sgs.group_type == sg_type::group_overloaded)
+    sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+}
+
+// update_pick_idlest (fair.c v5.7).
+bool KernelImpl::update_pick_idlest(int idlest, sg_lb_stats& idlest_sgs, int group, sg_lb_stats& sgs) {
+  if (sgs.group_type < idlest_sgs.group_type) return true;
+  if (sgs.group_type > idlest_sgs.group_type) return false;
+  switch (sgs.group_type) {
+    case sg_type::group_overloaded:
+    case sg_type::group_fully_busy:
+      if (idlest_sgs.avg_load <= sgs.avg_load) return false;
+      break;
+    case sg_type::group_imbalanced:
+    case sg_type::group_asym_packing:
+      return false;
+    case sg_type::group_misfit_task:
+      if (idlest >= 0 && groups_[idlest].max_capacity >= groups_[group].max_capacity) return false;
+      break;
+    case sg_type::group_has_spare:
+      if (idlest_sgs.idle_cpus >= sgs.idle_cpus) return false;
+      break;
+  }
+  return true;
+}
+
+// find_idlest_group (fair.c v5.7, the post-5.5 form; the legacy v5.4 form is a listed
+// divergence). Returns a group id or -1 to stay in the local group.
+int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
+  const SchedDomain& sd = cpu_rq(cpu).sd[sd_idx];
+  const DomainLevel& lvl = levels_[sd.level_id];
+  int idlest = kNone, local = kNone;
+  sg_lb_stats local_sgs, tmp_sgs, idlest_sgs;
+  idlest_sgs.avg_load = std::numeric_limits<unsigned int>::max();
+  idlest_sgs.group_type = sg_type::group_overloaded;
+  for (int g : sd.groups) {
+    const SchedGroup& grp = groups_[g];
+    bool intersects = false;
+    for (int c : grp.cpus) intersects |= static_cast<bool>(p.allowed[c]);
+    if (!intersects) continue;
+    bool local_group = std::binary_search(grp.cpus.begin(), grp.cpus.end(), this_cpu);
+    sg_lb_stats& sgs = local_group ? local_sgs : tmp_sgs;
+    if (local_group) local = g;
+    update_sg_wakeup_stats(cpu, sd_idx, g, sgs, p);
+    if (!local_group && update_pick_idlest(idlest, idlest_sgs, g, sgs)) {
+      idlest = g;
+      idlest_sgs = sgs;
+    }
+  }
+  if (idlest == kNone) return kNone;
+  if (local == kNone) return idlest;
+  if (local_sgs.group_type < idlest_sgs.group_type) return kNone;
+  if (local_sgs.group_type > idlest_sgs.group_type) return idlest;
+  switch (local_sgs.group_type) {
+    case sg_type::group_overloaded:
+    case sg_type::group_fully_busy: {
+      unsigned long imbalance = NICE_0_LOAD * static_cast<unsigned long>(lvl.imbalance_pct - 100) / 100;
+      if ((lvl.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load) return kNone;
+      if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance) return kNone;
+      if (100 * local_sgs.avg_load <= static_cast<unsigned long>(lvl.imbalance_pct) * idlest_sgs.avg_load)
+        return kNone;
+      break;
+    }
+    case sg_type::group_imbalanced:
+    case sg_type::group_asym_packing:
+    case sg_type::group_misfit_task:
+      return kNone;
+    case sg_type::group_has_spare:
+      if ((lvl.flags & SD_NUMA) && local_sgs.idle_cpus) return kNone;
+      if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus) return kNone;
+      break;
+  }
+  return idlest;
+}
+
+// find_idlest_group_cpu (fair.c v5.4 with 3c29e651e16d; v5.6 17346452b25b returns the
+// first sched-idle CPU at once). Idle CPUs compete by the exit latency the kernel sees.
+int KernelImpl::find_idlest_group_cpu(int group, Task& p, int this_cpu) {
+  const SchedGroup& g = groups_[group];
+  if (g.cpus.size() == 1) return g.cpus[0];
+  const bool fallback = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
+  const bool consistent = feat(Feature::SCHED_IDLE_CONSISTENT);
+  unsigned long min_load = std::numeric_limits<unsigned long>::max();
+  Time min_exit_latency = std::numeric_limits<Time>::max();
+  Time latest_idle_timestamp = 0;
+  int least_loaded_cpu = this_cpu, shallowest_idle_cpu = kNone, si_cpu = kNone;
+  for (int i : g.cpus) {
+    if (!p.allowed[i]) continue;
+    if (consistent && sched_idle_cpu(i)) return i;
+    const Rq& rq = cpu_rq(i);
+    if (available_idle_cpu(i)) {
+      const machine::IdleState* idle =
+          rq.idle_state >= 0 ? &m_.idle_states[static_cast<size_t>(rq.idle_state)] : nullptr;
+      if (idle && idle->exit_latency_ns < min_exit_latency) {
+        min_exit_latency = idle->exit_latency_ns;
+        latest_idle_timestamp = rq.idle_stamp;
+        shallowest_idle_cpu = i;
+      } else if ((!idle || idle->exit_latency_ns == min_exit_latency) &&
+                 rq.idle_stamp > latest_idle_timestamp) {
+        latest_idle_timestamp = rq.idle_stamp;
+        shallowest_idle_cpu = i;
+      }
+    } else if (shallowest_idle_cpu == kNone && si_cpu == kNone) {
+      if (fallback && sched_idle_cpu(i)) {
+        si_cpu = i;
+        continue;
+      }
+      unsigned long load = cpu_load(i);
+      if (load < min_load) {
+        min_load = load;
+        least_loaded_cpu = i;
+      }
+    }
+  }
+  if (shallowest_idle_cpu != kNone) return shallowest_idle_cpu;
+  if (si_cpu != kNone) return si_cpu;
+  return least_loaded_cpu;
+}
+
+// find_idlest_cpu (fair.c v5.4): walk down from the widest domain with sd_flag.
+int KernelImpl::find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsigned sd_flag) {
+  int new_cpu = cpu;
+  {
+    const DomainLevel& lvl = levels_[cpu_rq(cpu).sd[sd_idx].level_id];
+    bool intersects = false;
+    for (int c : lvl.span) intersects |= static_cast<bool>(p.allowed[c]);
+    if (!intersects) return prev_cpu;
+  }
+  if (!(sd_flag & SD_BALANCE_FORK)) sync_entity_load_avg(p.se, cpu_rq(p.cpu).cfs);
+  int sd = sd_idx;
+  while (sd >= 0) {
+    const SchedDomain& d = cpu_rq(cpu).sd[sd];
+    const DomainLevel& lvl = levels_[d.level_id];
+    if (!(lvl.flags & sd_flag)) {
+      sd = d.child;
+      continue;
+    }
+    int group = find_idlest_group(cpu, sd, p, cpu);
+    if (group == kNone) {
+      sd = d.child;
+      continue;
+    }
+    new_cpu = find_idlest_group_cpu(group, p, cpu);
+    if (new_cpu == cpu) {
+      sd = d.child;
+      continue;
+    }
+    cpu = new_cpu;
+    size_t weight = lvl.span.size();
+    sd = kNone;
+    const Rq& nrq = cpu_rq(cpu);
+    for (size_t k = 0; k < nrq.sd.size(); ++k) {
+      const DomainLevel& t = levels_[nrq.sd[k].level_id];
+      if (weight <= t.span.size()) break;
+      if (t.flags & sd_flag) sd = static_cast<int>(k);
+    }
+  }
+  return new_cpu;
+}
+
+// select_task_rq_fair (fair.c v5.4, fair-class.md §4.2). this_cpu_ is the waker's CPU.
+int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, unsigned wake_flags) {
+  int cpu = this_cpu_;
+  int new_cpu = prev_cpu;
+  bool want_affine = false;
+  bool sync = (wake_flags & WF_SYNC) != 0;
+  if (sd_flag & SD_BALANCE_WAKE) {
+    record_wakee(p);
+    want_affine = !wake_wide(p) && p.allowed[cpu];
+  }
+  int sd = kNone;
+  const Rq& rq = cpu_rq(cpu);
+  for (size_t k = 0; k < rq.sd.size(); ++k) {
+    const DomainLevel& lvl = levels_[rq.sd[k].level_id];
+    if (want_affine && (lvl.flags & SD_WAKE_AFFINE) &&
+        std::binary_search(lvl.span.begin(), lvl.span.end(), prev_cpu)) {
+      if (cpu != prev_cpu) new_cpu = wake_affine(static_cast<int>(k), p, cpu, prev_cpu, sync);
+      sd = kNone;  // Prefer wake_affine over balance flags
+      break;
+    }
+    if (lvl.flags & sd_flag)
+      sd = static_cast<int>(k);
+    else if (!want_affine)
+      break;
+  }
+  if (sd != kNone) {
+    new_cpu = find_idlest_cpu(sd, p, cpu, prev_cpu, sd_flag);
+  } else if (sd_flag & SD_BALANCE_WAKE) {
+    new_cpu = select_idle_sibling(p, prev_cpu, new_cpu);
+    if (want_affine) current_waker().recent_used_cpu = cpu;
+  }
+  return new_cpu;
+}
+
+// __update_idle_core (fair.c v5.4): called when cpu switches to idle.
+void KernelImpl::update_idle_core(int cpu) {
+  if (!smt_present_ || test_idle_cores(cpu)) return;
+  for (int s : m_.smt_siblings(cpu)) {
+    if (s == cpu) continue;
+    if (!available_idle_cpu(s)) return;
+  }
+  set_idle_cores(cpu, true);
+}
+
+}  // namespace schedtwin::kernel

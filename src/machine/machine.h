@@ -1,0 +1,104 @@
+// Hardware plus the kernel build that runs on it (DESIGN.md §5).
+//
+// A Machine is plain data: the topology the kernel's sched domains are built
+// from, per-CPU capacity, idle states, and the cost model. Every cost figure
+// carries the source it was taken from; presets/ holds the cited values.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/time.h"
+
+namespace schedtwin::machine {
+
+// One cpuidle state as the kernel's cpuidle driver describes it.
+struct IdleState {
+  std::string name;             // e.g. "WFI", "cpu-sleep", "C1E"
+  Time exit_latency_ns = 0;     // what the kernel sees (driver table or device tree)
+  Time target_residency_ns = 0; // what the governor compares the predicted idle time with
+  Time real_exit_ns = 0;        // what waking from it really costs (cited measurement)
+  bool polling = false;         // a polling state: no IPI needed, no exit cost
+  std::string source;           // where exit_latency / target_residency / polling come from
+  std::string real_exit_source; // where real_exit_ns comes from
+};
+
+struct Cpu {
+  int id = 0;
+  int core = 0;       // physical core id (SMT siblings share it), unique machine-wide
+  int cluster = 0;    // cluster id (arm64 clusters; equals the LLC on most x86), unique machine-wide
+  int llc = 0;        // last-level-cache id, unique machine-wide
+  int package = 0;    // socket
+  int node = 0;       // NUMA node
+  int capacity = 1024;  // arch_scale_cpu_capacity
+};
+
+// A cost figure with its citation.
+struct Cost {
+  Time ns = 0;
+  std::string source;
+};
+
+struct CostModel {
+  Cost context_switch;       // switch between two tasks of different mm, incl. kernel entry/exit
+  Cost ipi;                  // delivery latency of a wakeup / reschedule IPI
+  Cost idle_probe;           // per-CPU probe in select_idle_cpu / select_idle_core (remote cache line read)
+  Cost cache_cold;           // extra work a task pays after migrating to another LLC/core (cache refill)
+  Cost wakeup;               // try_to_wake_up path on the waker (enqueue, preemption check)
+  Cost pipe_write, pipe_read;      // per 100-byte message system call
+  Cost socket_write, socket_read;  // AF_UNIX stream, per 100-byte message
+};
+
+enum class Preemption { None, Voluntary, Full };
+
+struct KernelBuild {
+  int hz = 250;
+  Preemption preempt = Preemption::Voluntary;
+  bool nohz_idle = true;
+  std::string source;  // e.g. the distro config the values come from
+};
+
+// A loaded Machine (load_machine / from_json / capture_sysfs, machine_file.h) is validated and
+// normalised: CPU ids are 0..n-1 in order; core, cluster, llc and package ids are dense
+// (0..k-1, numbered in the order of their lowest CPU); node ids index numa_distance.
+// Nesting holds: SMT siblings share a cluster, an LLC, a package and a node; a cluster lies
+// inside one LLC; an LLC inside one package.
+struct Machine {
+  static constexpr int kFormatVersion = 1;
+  static constexpr int kMaxCpus = 4096;
+
+  std::string name;
+  std::string description;
+  std::vector<Cpu> cpus;                 // indexed by CPU id, ids 0..n-1
+  std::string topology_source;           // where the CPU numbering and grouping come from
+  std::vector<std::vector<int>> numa_distance;  // node x node, 10 on the diagonal
+  std::string numa_source;
+  std::vector<IdleState> idle_states;    // shallowest first; same for every CPU
+  double smt_throughput = 1.0;           // per-thread speed when all siblings of a core are busy (1.0 = no sharing)
+  std::string smt_source;
+  CostModel costs;
+  KernelBuild build;
+
+  int nr_cpus() const { return static_cast<int>(cpus.size()); }
+  int nr_nodes() const { return static_cast<int>(numa_distance.size()); }
+  // SMT siblings of cpu, including cpu itself, ascending.
+  std::vector<int> smt_siblings(int cpu) const;
+  std::vector<int> llc_cpus(int llc) const;
+  int smt_width() const;  // threads per core (max)
+  std::vector<int> cluster_cpus(int cluster) const;
+  std::vector<int> package_cpus(int package) const;
+  std::vector<int> node_cpus(int node) const;
+  // Number of distinct ids (ids are dense after loading, so these are max id + 1).
+  int nr_cores() const;
+  int nr_clusters() const;
+  int nr_llcs() const;
+  int nr_packages() const;
+};
+
+// Kernel cpulist syntax ("0-3,8,10-11"), as in sysfs and on the kernel command line.
+std::string format_cpu_list(const std::vector<int>& cpus);  // sorted, ranges merged
+// Throws std::invalid_argument on malformed text; the result is sorted and unique.
+std::vector<int> parse_cpu_list(std::string_view text);
+
+}  // namespace schedtwin::machine
