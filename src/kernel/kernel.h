@@ -32,6 +32,10 @@ struct TaskStats {
 
 class KernelImpl;
 
+// The sched domains the kernel builds for `m`, printed like the kernel's sched_verbose
+// boot log (CPUn attaching sched-domain(s): / domain-N: span=... level=... / groups: ...).
+std::string sched_domains_text(const machine::Machine& m, const Profile& p);
+
 class Kernel {
  public:
   Kernel(const machine::Machine& m, const Config& cfg);

@@ -218,6 +218,7 @@ class KernelImpl {
 
   // ---- topology.cpp ----
   void build_sched_domains();
+  std::string sched_domain_debug() const;
 
   // ---- idle.cpp ----
   int cpuidle_select(int cpu);

@@ -167,3 +167,62 @@ void KernelImpl::build_sched_domains() {
 }
 
 }  // namespace schedtwin::kernel
+
+namespace schedtwin::kernel {
+
+namespace {
+
+// cpumask_pr_args with %*pbl: "0-3,8,10-11".
+std::string cpulist(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// sched_domain_debug / sched_domain_debug_one (topology.c v5.4): the sched_verbose
+// boot log, without the printk timestamps.
+std::string KernelImpl::sched_domain_debug() const {
+  std::string out;
+  for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
+    const Rq& rq = rq_[static_cast<size_t>(cpu)];
+    if (rq.sd.empty()) {
+      out += "CPU" + std::to_string(cpu) + " attaching NULL sched-domain.\n";
+      continue;
+    }
+    out += "CPU" + std::to_string(cpu) + " attaching sched-domain(s):\n";
+    for (size_t level = 0; level < rq.sd.size(); ++level) {
+      const SchedDomain& sd = rq.sd[level];
+      const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+      out += std::string(level, ' ') + " domain-" + std::to_string(level) + ": span=" + cpulist(lvl.span) +
+             " level=" + lvl.name + "\n";
+      out += std::string(level + 1, ' ') + " groups:";
+      for (size_t g = 0; g < sd.groups.size(); ++g) {
+        const SchedGroup& grp = groups_[static_cast<size_t>(sd.groups[g])];
+        out += " " + std::to_string(grp.cpus.front()) + ":{ span=" + cpulist(grp.cpus);
+        if (grp.capacity != SCHED_CAPACITY_SCALE) out += " cap=" + std::to_string(grp.capacity);
+        out += " }";
+        if (g + 1 < sd.groups.size()) out += ",";
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string sched_domains_text(const machine::Machine& m, const Profile& p) {
+  Config cfg;
+  cfg.profile = p;
+  KernelImpl k(m, cfg);
+  return k.sched_domain_debug();
+}
+
+}  // namespace schedtwin::kernel
