@@ -1,0 +1,29 @@
+// `schedtwin rt-app`: run an rt-app task set; also used by `reproduce`.
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "workload/rtapp.h"
+
+namespace schedtwin::cli {
+
+struct RtAppOutcome {
+  std::vector<workload::rtapp::ThreadResult> threads;
+  std::map<std::string, std::vector<double>> wu_lat_us;  // per task name, every log row
+  std::map<std::string, std::vector<double>> slack_us;
+  std::map<std::string, std::vector<int>> fork_cpus;
+  std::vector<std::string> task_order;
+  std::vector<std::string> timer_tasks;  // task names with timer events
+  std::string summary;                   // the text printed on stdout
+  nlohmann::json json;
+};
+
+// Parses, simulates and summarises. Logs are written to `logdir` when it is not empty.
+// Throws InputError on bad input (before anything is written).
+RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset, const std::string& logdir,
+                       bool create_logdir);
+
+}  // namespace schedtwin::cli

@@ -1,0 +1,28 @@
+// What every simulating subcommand shares: building the scenario from the common
+// options, the JSON document's common keys, and writing output files atomically.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli.h"
+#include "kernel/kernel.h"
+#include "machine/machine.h"
+
+namespace schedtwin::cli {
+
+struct Scenario {
+  machine::Machine machine;
+  kernel::Config config;
+};
+
+// Loads the machine and resolves the profile and feature list (InputError on bad names).
+Scenario make_scenario(const CommonOptions& o);
+
+// schema_version, command, machine, kernel, features, seed, sim_time_s, wall_time_s, events.
+nlohmann::json common_json(const std::string& command, const Scenario& s, const kernel::Kernel& k,
+                           double wall_time_s);
+
+// Writes text to path through a temporary file and a rename (nothing half-written).
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace schedtwin::cli

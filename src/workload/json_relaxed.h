@@ -1,0 +1,38 @@
+// JSON as real rt-app users write it: C comments, trailing commas, duplicate keys
+// (kept, in file order) and bare keys such as `"suspend",` (a key with no value).
+// Parsed with nlohmann::json's SAX interface after a pass that blanks comments and
+// trailing commas, so line:column positions stay those of the user's file.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace schedtwin::workload {
+
+struct JNode {
+  enum class Kind : std::uint8_t { Null, Bool, Int, Float, String, Object, Array };
+  Kind kind = Kind::Null;
+  bool b = false;
+  std::int64_t i = 0;
+  double f = 0;
+  std::string s;
+  std::vector<std::pair<std::string, JNode>> members;  // objects, in file order, duplicates kept
+  std::vector<JNode> items;                            // arrays
+  int line = 0, col = 0;                               // where the value (or its key) starts
+
+  bool is_number() const { return kind == Kind::Int || kind == Kind::Float; }
+  double number() const { return kind == Kind::Int ? static_cast<double>(i) : f; }
+  const char* kind_name() const;
+};
+
+inline constexpr std::size_t kMaxJsonBytes = 16u << 20;  // 16 MiB
+inline constexpr int kMaxJsonDepth = 64;
+
+// Throws InputError "ORIGIN:LINE:COL: ..." on malformed input.
+JNode parse_relaxed_json(std::string_view text, std::string_view origin);
+// Reads the file (InputError if unreadable or larger than kMaxJsonBytes) and parses it.
+JNode read_relaxed_json_file(const std::string& path);
+
+}  // namespace schedtwin::workload

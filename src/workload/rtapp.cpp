@@ -1,0 +1,625 @@
+#include "workload/rtapp.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/error.h"
+
+namespace schedtwin::workload::rtapp {
+
+namespace {
+
+using kernel::Policy;
+using kernel::Step;
+using kernel::TaskId;
+
+[[noreturn]] void fail(const Config& c, const JNode& n, const std::string& what) {
+  throw InputError(fmt::format("{}:{}:{}: {}", c.path, n.line, n.col, what));
+}
+
+std::int64_t get_int(const Config& c, const JNode& n, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  if (!n.is_number()) fail(c, n, fmt::format("\"{}\": expected a number, found {}", key, n.kind_name()));
+  double v = n.number();
+  if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
+    fail(c, n, fmt::format("\"{}\": {} is out of range [{}, {}]", key, v, lo, hi));
+  return static_cast<std::int64_t>(v);
+}
+
+std::string get_str(const Config& c, const JNode& n, const std::string& key) {
+  if (n.kind != JNode::Kind::String) fail(c, n, fmt::format("\"{}\": expected a string, found {}", key, n.kind_name()));
+  return n.s;
+}
+
+int intern(std::vector<std::string>& v, const std::string& name) {
+  auto it = std::find(v.begin(), v.end(), name);
+  if (it != v.end()) return static_cast<int>(it - v.begin());
+  v.push_back(name);
+  return static_cast<int>(v.size() - 1);
+}
+
+bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+Policy parse_policy(const Config& c, const JNode& n) {
+  std::string p = get_str(c, n, "policy");
+  if (p == "SCHED_OTHER") return Policy::Normal;
+  if (p == "SCHED_BATCH") return Policy::Batch;
+  if (p == "SCHED_IDLE") return Policy::Idle;
+  if (p == "SCHED_FIFO" || p == "SCHED_RR" || p == "SCHED_DEADLINE")
+    fail(c, n, fmt::format("policy {} is not modelled yet (schedtwin models the fair class: "
+                           "SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)", p));
+  fail(c, n, fmt::format("unknown policy \"{}\" (expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE)", p));
+}
+
+std::vector<int> parse_cpus(const Config& c, const JNode& n, int nr_cpus) {
+  std::vector<int> out;
+  if (n.kind != JNode::Kind::Array) fail(c, n, "\"cpus\": expected an array of CPU numbers");
+  for (const JNode& x : n.items) out.push_back(static_cast<int>(get_int(c, x, "cpus", 0, nr_cpus - 1)));
+  if (out.empty()) fail(c, n, "\"cpus\": empty affinity");
+  return out;
+}
+
+// One event key of a phase, matched by prefix as rt-app's parse_task_event_data does.
+bool parse_event(Config& c, TaskDesc& t, Phase& ph, const std::string& key, const JNode& v) {
+  Event e{};
+  if (starts_with(key, "runtime")) {
+    e.type = EventType::Runtime;
+    e.us = get_int(c, v, key, 0, kMaxEventUs);
+  } else if (starts_with(key, "run")) {
+    e.type = EventType::Run;
+    e.us = get_int(c, v, key, -kMaxEventUs, kMaxEventUs);
+    if (e.us < 0) e.us = -1;
+  } else if (starts_with(key, "sleep")) {
+    e.type = EventType::Sleep;
+    e.us = get_int(c, v, key, 0, kMaxEventUs);
+  } else if (starts_with(key, "timer")) {
+    e.type = EventType::Timer;
+    if (v.kind != JNode::Kind::Object) fail(c, v, "\"timer\": expected {\"ref\": name, \"period\": us}");
+    std::string ref;
+    bool has_period = false;
+    for (const auto& [k, x] : v.members) {
+      if (k == "ref") ref = get_str(c, x, "ref");
+      else if (k == "period") {
+        e.us = get_int(c, x, "period", INT64_MIN / 2, kMaxEventUs);
+        if (e.us <= 0) fail(c, x, fmt::format("\"period\": timer period must be positive, got {}", e.us));
+        has_period = true;
+      } else if (k == "mode") {
+        std::string m = get_str(c, x, "mode");
+        if (m == "absolute") e.absolute = true;
+        else if (m != "relative") fail(c, x, "\"mode\": expected \"relative\" or \"absolute\"");
+      } else fail(c, x, fmt::format("timer: unknown key \"{}\" (expected ref, period, mode)", k));
+    }
+    if (ref.empty()) fail(c, v, "\"timer\": missing \"ref\"");
+    if (!has_period) fail(c, v, "\"timer\": missing \"period\"");
+    e.unique_timer = starts_with(ref, "unique");
+    e.res = intern(c.timers, e.unique_timer ? t.name + "\x1f" + ref : ref);
+    t.has_timer = true;
+  } else if (starts_with(key, "lock")) {
+    e.type = EventType::Lock;
+    e.res = intern(c.mutexes, get_str(c, v, key));
+  } else if (starts_with(key, "unlock")) {
+    e.type = EventType::Unlock;
+    e.res = intern(c.mutexes, get_str(c, v, key));
+  } else if (starts_with(key, "wait") || starts_with(key, "sync")) {
+    e.type = starts_with(key, "wait") ? EventType::Wait : EventType::Sync;
+    if (v.kind != JNode::Kind::Object) fail(c, v, fmt::format("\"{}\": expected {{\"ref\": cond, \"mutex\": m}}", key));
+    for (const auto& [k, x] : v.members) {
+      if (k == "ref") e.res = intern(c.conds, get_str(c, x, "ref"));
+      else if (k == "mutex") e.res2 = intern(c.mutexes, get_str(c, x, "mutex"));
+      else fail(c, x, fmt::format("{}: unknown key \"{}\"", key, k));
+    }
+    if (e.res < 0 || e.res2 < 0) fail(c, v, fmt::format("\"{}\": needs \"ref\" and \"mutex\"", key));
+  } else if (starts_with(key, "signal")) {
+    e.type = EventType::Signal;
+    e.res = intern(c.conds, get_str(c, v, key));
+  } else if (starts_with(key, "broad")) {
+    e.type = EventType::Broad;
+    e.res = intern(c.conds, get_str(c, v, key));
+  } else if (starts_with(key, "barrier")) {
+    e.type = EventType::Barrier;
+    e.res = intern(c.barriers, get_str(c, v, key));
+    if (static_cast<int>(c.barrier_users.size()) <= e.res) c.barrier_users.resize(static_cast<size_t>(e.res) + 1, 0);
+    c.barrier_users[static_cast<size_t>(e.res)] += t.instance;
+  } else if (starts_with(key, "suspend")) {
+    e.type = EventType::Suspend;
+    e.res = intern(c.conds, "\x1fsuspend:" + t.name);
+  } else if (starts_with(key, "resume")) {
+    e.type = EventType::Resume;
+    e.res = intern(c.conds, "\x1fsuspend:" + get_str(c, v, key));
+  } else if (starts_with(key, "yield")) {
+    e.type = EventType::Yield;
+  } else if (starts_with(key, "mem") || starts_with(key, "iorun") || starts_with(key, "fork") ||
+             starts_with(key, "sem_")) {
+    fail(c, v, fmt::format("event \"{}\" is not modelled yet", key));
+  } else {
+    return false;
+  }
+  ph.events.push_back(e);
+  return true;
+}
+
+void parse_phase_body(Config& c, TaskDesc& t, Phase& ph, const JNode& obj, bool task_level, int nr_cpus) {
+  for (const auto& [key, v] : obj.members) {
+    if (task_level) {
+      if (key == "instance" || key == "loop" || key == "delay" || key == "policy" || key == "priority" ||
+          key == "cpus" || key == "taskgroup" || key == "phases" || key == "nodes_membind" ||
+          key == "util_min" || key == "util_max" || key == "dl-runtime" || key == "dl-period" ||
+          key == "dl-deadline")
+        continue;  // read by parse_task
+    } else {
+      if (key == "loop") {
+        ph.loop = static_cast<int>(get_int(c, v, key, -1, 1'000'000'000));
+        continue;
+      }
+      if (key == "cpus") {
+        ph.cpus = parse_cpus(c, v, nr_cpus);
+        continue;
+      }
+      if (key == "policy") {
+        if (parse_policy(c, v) != t.policy) fail(c, v, "a phase that changes the policy is not modelled yet");
+        continue;
+      }
+      if (key == "priority" || key == "nodes_membind" || key == "util_min" || key == "util_max" ||
+          key == "taskgroup")
+        continue;
+    }
+    if (!parse_event(c, t, ph, key, v))
+      fail(c, v, fmt::format("unknown key \"{}\" in {} (expected an event: run, runtime, sleep, timer, lock, "
+                             "unlock, wait, signal, broad, sync, barrier, suspend, resume, yield)",
+                             key, task_level ? "task " + t.name : "phase " + ph.name));
+  }
+}
+
+TaskDesc parse_task(Config& c, const std::string& name, const JNode& obj, Policy default_policy, int nr_cpus) {
+  TaskDesc t;
+  t.name = name;
+  t.policy = default_policy;
+  if (obj.kind != JNode::Kind::Object) fail(c, obj, fmt::format("task \"{}\": expected an object", name));
+  bool has_loop = false, has_phases = false;
+  const JNode* phases = nullptr;
+  for (const auto& [k, v] : obj.members) {
+    if (k == "instance") t.instance = static_cast<int>(get_int(c, v, k, 0, kMaxThreads));
+    else if (k == "loop") {
+      t.loop = static_cast<int>(get_int(c, v, k, -1, 1'000'000'000));
+      has_loop = true;
+    } else if (k == "delay") t.delay_us = get_int(c, v, k, 0, kMaxEventUs);
+    else if (k == "policy") t.policy = parse_policy(c, v);
+    else if (k == "priority") t.nice = static_cast<int>(get_int(c, v, k, -20, 19));
+    else if (k == "cpus") t.cpus = parse_cpus(c, v, nr_cpus);
+    else if (k == "taskgroup") t.taskgroup = get_str(c, v, k);
+    else if (k == "phases") {
+      if (v.kind != JNode::Kind::Object) fail(c, v, "\"phases\": expected an object of phases");
+      phases = &v;
+      has_phases = true;
+    } else if (k == "dl-runtime" || k == "dl-period" || k == "dl-deadline") {
+      fail(c, v, fmt::format("\"{}\": SCHED_DEADLINE parameters and custom slices are not modelled yet", k));
+    }
+  }
+  if (has_phases) {
+    for (const auto& [pname, pv] : phases->members) {
+      if (pv.kind != JNode::Kind::Object) fail(c, pv, fmt::format("phase \"{}\": expected an object", pname));
+      Phase ph;
+      ph.name = pname;
+      parse_phase_body(c, t, ph, pv, false, nr_cpus);
+      t.phases.push_back(std::move(ph));
+    }
+    // Task-level events next to "phases" are not allowed by rt-app either.
+    Phase dummy;
+    parse_phase_body(c, t, dummy, obj, true, nr_cpus);
+    if (!dummy.events.empty()) fail(c, obj, fmt::format("task \"{}\": events beside \"phases\"", name));
+  } else {
+    Phase ph;
+    ph.name = "phase0";
+    parse_phase_body(c, t, ph, obj, true, nr_cpus);
+    // Without phases a task-level loop is the phase's loop and the thread runs it once.
+    if (has_loop) {
+      ph.loop = t.loop;
+      t.loop = 1;
+    } else {
+      t.loop = -1;
+    }
+    t.phases.push_back(std::move(ph));
+  }
+  bool any = false;
+  for (const Phase& p : t.phases) any |= !p.events.empty();
+  if (!any) fail(c, obj, fmt::format("task \"{}\" has no event", name));
+  return t;
+}
+
+}  // namespace
+
+Config parse(const JNode& root, const std::string& path, int nr_cpus) {
+  Config c;
+  c.path = path;
+  if (root.kind != JNode::Kind::Object) fail(c, root, "expected an object with \"tasks\" and \"global\"");
+  const JNode* tasks = nullptr;
+  Policy default_policy = Policy::Normal;
+  for (const auto& [k, v] : root.members) {
+    if (k == "tasks") tasks = &v;
+    else if (k == "resources") continue;  // legacy, created on first reference
+    else if (k == "global") {
+      if (v.kind != JNode::Kind::Object) fail(c, v, "\"global\": expected an object");
+      for (const auto& [g, x] : v.members) {
+        if (g == "duration") {
+          c.duration_s = get_int(c, x, g, -1, kMaxDurationS);
+          if (c.duration_s == 0) fail(c, x, "\"duration\": must be positive, or -1 for no limit");
+        } else if (g == "calibration") {
+          if (x.is_number()) c.pload_ns = get_int(c, x, g, 1, 1'000'000'000);
+          else if (x.kind != JNode::Kind::String || !starts_with(x.s, "CPU"))
+            fail(c, x, "\"calibration\": expected \"CPUn\" or ns per loop");
+        } else if (g == "default_policy") default_policy = parse_policy(c, x);
+        else if (g == "logdir") c.logdir = get_str(c, x, g);
+        else if (g == "log_basename") c.log_basename = get_str(c, x, g);
+        else if (g == "log_size") {
+          if (x.kind == JNode::Kind::String && x.s == "disable") c.logs = false;
+          else if (!(x.is_number() || (x.kind == JNode::Kind::String && (x.s == "file" || x.s == "auto"))))
+            fail(c, x, "\"log_size\": expected MB, \"file\", \"auto\" or \"disable\"");
+        } else if (g == "cumulative_slack") {
+          if (x.kind != JNode::Kind::Bool) fail(c, x, "\"cumulative_slack\": expected true or false");
+          c.cumulative_slack = x.b;
+        } else if (g == "pi_enabled" || g == "lock_pages" || g == "ftrace" || g == "gnuplot" ||
+                   g == "io_device" || g == "mem_buffer_size" || g == "logsize" || g == "frag") {
+          continue;  // accepted, no effect in simulation (logsize is not an rt-app key either)
+        } else {
+          fail(c, x, fmt::format("unknown global key \"{}\"", g));
+        }
+      }
+    } else {
+      fail(c, v, fmt::format("unknown top-level key \"{}\" (expected \"tasks\", \"global\")", k));
+    }
+  }
+  if (!tasks) fail(c, root, "missing \"tasks\"");
+  if (tasks->kind != JNode::Kind::Object) fail(c, *tasks, "\"tasks\": expected an object");
+  for (const auto& [name, v] : tasks->members) {
+    // The pre-2014 grammar: "exec", "period", "resources" with "access".
+    if (v.kind == JNode::Kind::Object)
+      for (const auto& [k, x] : v.members)
+        if (k == "exec" || k == "lock_order" || k == "resources")
+          fail(c, x, fmt::format("task \"{}\": \"{}\" belongs to the legacy pre-2014 rt-app grammar; expected "
+                                 "events such as \"run\" and \"timer\"",
+                                 name, k));
+    c.tasks.push_back(parse_task(c, name, v, default_policy, nr_cpus));
+    c.nr_threads += c.tasks.back().instance;
+    if (c.nr_threads > kMaxThreads)
+      fail(c, v, fmt::format("more than {} threads in the task set", kMaxThreads));
+  }
+  if (c.nr_threads == 0) fail(c, *tasks, "no thread to run (every instance count is 0)");
+  return c;
+}
+
+Config parse_file(const std::string& path, int nr_cpus) {
+  return parse(read_relaxed_json_file(path), path, nr_cpus);
+}
+
+// ---------------------------------------------------------------------------
+// Runtime
+
+namespace {
+
+struct Mutex {
+  TaskId owner = kernel::kNoTask;
+  std::deque<TaskId> waiters;
+};
+
+}  // namespace
+
+struct Runner::Impl {
+  struct Thread;
+  const Config& cfg;
+  kernel::Kernel& k;
+  Time t_zero = 0;
+  std::vector<Mutex> mutexes;
+  std::vector<std::vector<TaskId>> cond_waiters;
+  std::vector<std::vector<TaskId>> barrier_waiters;
+  std::vector<int> barrier_arrived;
+  std::vector<std::unique_ptr<Thread>> threads;
+  std::vector<Thread*> by_task;  // TaskId -> thread
+
+  struct TimerState {
+    Time t_next = 0;
+    bool init = false;
+  };
+
+  struct Thread : kernel::TaskBody {
+    Impl* rt = nullptr;
+    const TaskDesc* d = nullptr;
+    int idx = 0;
+    TaskId id = kernel::kNoTask;
+    Time t_first = 0;
+    std::vector<TimerState> timers;  // by Config::timers index (unique ones are per thread)
+    // position
+    int thread_loop = 0;
+    size_t phase = 0;
+    int phase_loop = 0;
+    size_t ev = 0;
+    bool started = false;
+    // what the last step was
+    enum class Wait { None, Run, Timer, Sleep, Lock, CondWait, CondRelock, Barrier, Suspend, Yield } waiting =
+        Wait::None;
+    Time step_start = 0;
+    Time timer_target = 0;
+    // the current iteration's figures
+    Time it_start = 0;
+    std::int64_t perf = 0, run_ns = 0, slack = 0, wu_lat_ns = 0;
+    std::int64_t c_duration = 0, c_period = 0;
+    bool missed = false;
+    std::vector<LogRow> rows;
+
+    Step next(TaskId self, Time now) override { return rt->step(*this, self, now); }
+  };
+
+  Impl(const Config& c, kernel::Kernel& kern) : cfg(c), k(kern) {}
+
+  void begin_iteration(Thread& t, Time now) {
+    t.it_start = now;
+    t.perf = t.run_ns = t.slack = t.wu_lat_ns = t.c_duration = t.c_period = 0;
+    t.missed = false;
+    const Phase& ph = t.d->phases[t.phase];
+    if (ph.cpus) k.set_affinity(t.id, *ph.cpus);
+  }
+
+  static std::uint64_t to_us(Time ns) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) / 1000.0)); }
+
+  void end_iteration(Thread& t, Time now) {
+    LogRow r;
+    r.idx = t.idx;
+    r.perf = static_cast<std::uint64_t>(t.perf);
+    r.run = to_us(t.run_ns);
+    r.period = to_us(now - t.it_start);
+    r.start = to_us(t.it_start);
+    r.end = to_us(now);
+    r.rel_st = to_us(t.it_start - t_zero);
+    r.slack = static_cast<std::int64_t>(std::llround(static_cast<double>(t.slack) / 1000.0));
+    r.c_duration = static_cast<std::uint64_t>(t.c_duration);
+    r.c_period = static_cast<std::uint64_t>(t.c_period);
+    r.wu_lat = t.missed ? 0 : to_us(t.wu_lat_ns);
+    t.rows.push_back(r);
+  }
+
+  // Advances past the end of the current phase iteration; false when the thread is done.
+  bool advance_iteration(Thread& t, Time now) {
+    end_iteration(t, now);
+    t.ev = 0;
+    const Phase& ph = t.d->phases[t.phase];
+    if (ph.loop < 0 || ++t.phase_loop < ph.loop) {
+      begin_iteration(t, now);
+      return true;
+    }
+    t.phase_loop = 0;
+    if (++t.phase >= t.d->phases.size()) {
+      t.phase = 0;
+      if (t.d->loop >= 0 && ++t.thread_loop >= t.d->loop) return false;
+    }
+    begin_iteration(t, now);
+    return true;
+  }
+
+  void wake(TaskId t) { k.wake_up(t, kernel::WF_NONE); }
+
+  void mutex_unlock(int m) {
+    Mutex& mx = mutexes[static_cast<size_t>(m)];
+    mx.owner = kernel::kNoTask;
+    if (!mx.waiters.empty()) {
+      mx.owner = mx.waiters.front();
+      mx.waiters.pop_front();
+      wake(mx.owner);
+    }
+  }
+
+  Step step(Thread& t, TaskId self, Time now) {
+    if (!t.started) {
+      t.started = true;
+      t.t_first = t_zero + t.d->delay_us * kNsPerUs;
+      begin_iteration(t, now);
+      if (t.d->delay_us > 0) {
+        t.waiting = Thread::Wait::Sleep;
+        k.arm_timer(self, t.t_first);
+        return Step::block();
+      }
+    }
+    // Completion of what the thread was doing.
+    switch (t.waiting) {
+      case Thread::Wait::Run:
+        t.run_ns += now - t.step_start;
+        break;
+      case Thread::Wait::Timer:
+        t.wu_lat_ns += now - t.timer_target;
+        break;
+      case Thread::Wait::CondWait: {
+        // Woken by signal: take the mutex back.
+        const Event& e = t.d->phases[t.phase].events[t.ev - 1];
+        Mutex& mx = mutexes[static_cast<size_t>(e.res2)];
+        if (mx.owner != kernel::kNoTask && mx.owner != self) {
+          mx.waiters.push_back(self);
+          t.waiting = Thread::Wait::CondRelock;
+          return Step::block();
+        }
+        mx.owner = self;
+        break;
+      }
+      default:
+        break;
+    }
+    t.waiting = Thread::Wait::None;
+    for (;;) {
+      const Phase& ph = t.d->phases[t.phase];
+      if (t.ev >= ph.events.size()) {
+        if (!advance_iteration(t, now)) return Step::exit();
+        continue;
+      }
+      const Event& e = ph.events[t.ev++];
+      switch (e.type) {
+        case EventType::Run:
+          t.c_duration += e.us < 0 ? 0 : e.us;
+          t.perf += e.us < 0 ? 0 : e.us * 1000 / cfg.pload_ns / 1000;
+          t.waiting = Thread::Wait::Run;
+          t.step_start = now;
+          return Step::run(e.us < 0 ? kTimeNever / 4 : e.us * kNsPerUs);
+        case EventType::Runtime:
+          t.c_duration += e.us;
+          t.waiting = Thread::Wait::Run;
+          t.step_start = now;
+          return Step::run_until(now + e.us * kNsPerUs);
+        case EventType::Sleep:
+          t.waiting = Thread::Wait::Sleep;
+          k.arm_timer(self, now + e.us * kNsPerUs);
+          return Step::block();
+        case EventType::Timer: {
+          TimerState& ts = t.timers[static_cast<size_t>(e.res)];
+          TimerState& shared = e.unique_timer ? ts : rt_timers[static_cast<size_t>(e.res)];
+          t.c_period += e.us;
+          if (!shared.init) {
+            shared.init = true;
+            shared.t_next = t.t_first;
+          }
+          shared.t_next += e.us * kNsPerUs;
+          Time slack = shared.t_next - now;
+          t.slack = cfg.cumulative_slack ? t.slack + slack : slack;
+          if (now < shared.t_next) {
+            t.timer_target = shared.t_next;
+            t.waiting = Thread::Wait::Timer;
+            k.arm_timer(self, shared.t_next);
+            return Step::block();
+          }
+          if (!e.absolute) shared.t_next = now;
+          t.missed = true;
+          t.wu_lat_ns = 0;
+          break;
+        }
+        case EventType::Lock: {
+          Mutex& mx = mutexes[static_cast<size_t>(e.res)];
+          if (mx.owner == kernel::kNoTask) {
+            mx.owner = self;
+            break;
+          }
+          mx.waiters.push_back(self);
+          t.waiting = Thread::Wait::Lock;  // ownership is handed over by unlock
+          return Step::block();
+        }
+        case EventType::Unlock:
+          if (mutexes[static_cast<size_t>(e.res)].owner == self) mutex_unlock(e.res);
+          break;
+        case EventType::Sync:
+          signal(e.res, false);
+          [[fallthrough]];
+        case EventType::Wait:
+          if (mutexes[static_cast<size_t>(e.res2)].owner == self) mutex_unlock(e.res2);
+          cond_waiters[static_cast<size_t>(e.res)].push_back(self);
+          t.waiting = Thread::Wait::CondWait;
+          return Step::block();
+        case EventType::Signal:
+          signal(e.res, false);
+          break;
+        case EventType::Broad:
+          signal(e.res, true);
+          break;
+        case EventType::Barrier: {
+          int& arrived = barrier_arrived[static_cast<size_t>(e.res)];
+          if (++arrived >= cfg.barrier_users[static_cast<size_t>(e.res)]) {
+            arrived = 0;
+            auto& w = barrier_waiters[static_cast<size_t>(e.res)];
+            std::vector<TaskId> list;
+            list.swap(w);
+            for (TaskId x : list) wake(x);
+            break;
+          }
+          barrier_waiters[static_cast<size_t>(e.res)].push_back(self);
+          t.waiting = Thread::Wait::Barrier;
+          return Step::block();
+        }
+        case EventType::Suspend:
+          cond_waiters[static_cast<size_t>(e.res)].push_back(self);
+          t.waiting = Thread::Wait::Suspend;
+          return Step::block();
+        case EventType::Resume:
+          signal(e.res, true);
+          break;
+        case EventType::Yield:
+          t.waiting = Thread::Wait::Yield;
+          return Step::yield();
+      }
+    }
+  }
+
+  void signal(int cond, bool all) {
+    auto& w = cond_waiters[static_cast<size_t>(cond)];
+    if (w.empty()) return;
+    if (all) {
+      std::vector<TaskId> list;
+      list.swap(w);
+      for (TaskId x : list) wake(x);
+    } else {
+      TaskId x = w.front();
+      w.erase(w.begin());
+      wake(x);
+    }
+  }
+
+  std::vector<TimerState> rt_timers;
+};
+
+Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Impl>(cfg, k)) {
+  Impl& r = *impl_;
+  r.mutexes.resize(cfg.mutexes.size());
+  r.cond_waiters.resize(cfg.conds.size());
+  r.barrier_waiters.resize(cfg.barriers.size());
+  r.barrier_arrived.assign(cfg.barriers.size(), 0);
+  r.rt_timers.resize(cfg.timers.size());
+  r.t_zero = k.now();
+  int idx = 0;
+  for (const TaskDesc& d : cfg.tasks) {
+    for (int i = 0; i < d.instance; ++i, ++idx) {
+      auto th = std::make_unique<Impl::Thread>();
+      th->rt = &r;
+      th->d = &d;
+      th->idx = idx;
+      th->timers.resize(cfg.timers.size());
+      kernel::TaskAttr attr;
+      attr.name = fmt::format("{}-{}", d.name, idx);
+      attr.policy = d.policy;
+      attr.nice = d.nice;
+      attr.cpus = d.cpus;
+      th->id = k.create_task(attr, th.get(), 0);
+      r.threads.push_back(std::move(th));
+    }
+  }
+}
+
+Runner::~Runner() = default;
+
+Time Runner::end_time() const {
+  return impl_->cfg.duration_s > 0 ? impl_->t_zero + impl_->cfg.duration_s * kNsPerSec : kTimeNever;
+}
+
+std::vector<ThreadResult> Runner::results() const {
+  std::vector<ThreadResult> out;
+  for (const auto& th : impl_->threads)
+    out.push_back({th->d->name, th->idx, impl_->k.task_stats(th->id).fork_cpu, th->rows});
+  return out;
+}
+
+std::string Runner::log_header() const {
+  return fmt::format("{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}\n", "#idx", "perf",
+                     "run", "period", "start", "end", "rel_st", "slack", "c_duration", "c_period", "wu_lat");
+}
+
+std::string format_row(const LogRow& r) {
+  return fmt::format("{:4d} {:8d} {:8d} {:8d} {:15d} {:15d} {:15d} {:10d} {:10d} {:10d} {:10d}\n", r.idx, r.perf,
+                     r.run, r.period, r.start, r.end, r.rel_st, r.slack, r.c_duration, r.c_period, r.wu_lat);
+}
+
+void Runner::write_logs(const std::string& dir) const {
+  for (const auto& th : impl_->threads) {
+    std::string path = fmt::format("{}/{}-{}-{}.log", dir, impl_->cfg.log_basename, th->d->name, th->idx);
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f) throw InputError(fmt::format("{}: cannot write log file", path));
+    f << log_header();
+    for (const LogRow& r : th->rows) f << format_row(r);
+  }
+}
+
+}  // namespace schedtwin::workload::rtapp
