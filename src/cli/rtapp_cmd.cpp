@@ -35,8 +35,14 @@ std::string cpu_list(const std::vector<int>& cpus) {
 
 RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset, const std::string& logdir,
                        bool create_logdir) {
+  machine::Machine m = make_scenario(o).machine;
+  return run_rtapp_config(o, workload::rtapp::parse_file(taskset, m.nr_cpus()), logdir, create_logdir);
+}
+
+RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Config& cfg,
+                              const std::string& logdir, bool create_logdir) {
   Scenario sc = make_scenario(o);
-  workload::rtapp::Config cfg = workload::rtapp::parse_file(taskset, sc.machine.nr_cpus());
+  const std::string& taskset = cfg.path;
   if (!logdir.empty() && !create_logdir && cfg.logs && !std::filesystem::is_directory(logdir))
     throw InputError(fmt::format("{}: logdir \"{}\" does not exist (rt-app needs it to exist)", taskset, logdir));
   if (!logdir.empty() && std::filesystem::exists(logdir) && !std::filesystem::is_directory(logdir))

@@ -25,5 +25,8 @@ struct RtAppOutcome {
 // Throws InputError on bad input (before anything is written).
 RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset, const std::string& logdir,
                        bool create_logdir);
+// The same for a task set already parsed (e.g. a variant built in memory).
+RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Config& cfg,
+                              const std::string& logdir, bool create_logdir);
 
 }  // namespace schedtwin::cli

@@ -1,0 +1,171 @@
+// `schedtwin reproduce`: the series' published experiments, simulated beside the
+// published figures (seed-series.md). Today: the sched-idle fallback series.
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "cli/rtapp_cmd.h"
+#include "cli/run_common.h"
+#include "engine/error.h"
+#include "metrics/st.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+// Viresh Kumar's task set, attached to "Re: [RFC V2 0/2] sched/fair: Fallback to sched-idle
+// CPU for better performance", LKML, 2019-05-15 (examples/rt-app/lkml/sched-idle.json);
+// embedded so that the binary reproduces the experiment on its own.
+constexpr const char* kSchedIdleJson = R"({
+        "tasks" : {
+                "cfs_thread" : {
+                        "instance" : 8,
+                        "run" :   5333,
+                        "timer" : { "ref" : "unique", "period" : 7777 },
+                        "policy" : "SCHED_OTHER"
+                },
+                "idle_thread" : {
+                        "instance" : 5,
+                        "run" :   3000,
+                        "policy" : "SCHED_IDLE"
+                }
+        },
+        "global" : {
+                "duration" : 5,
+                "calibration" : "CPU0",
+                "default_policy" : "SCHED_OTHER",
+                "pi_enabled" : false,
+                "lock_pages" : false,
+                "logdir" : "./",
+                "logsize" : 4,
+                "log_basename" : "rt-app",
+                "gnuplot" : false
+        }
+}
+)";
+
+struct CaseResult {
+  double n = 0, min = 0, max = 0, mean = 0, stddev = 0, over1ms_pct = 0;
+};
+
+struct Published {
+  const char* label;
+  double n, max, mean, over1ms_pct;
+};
+
+CaseResult run_case(const std::string& kernel, bool with_idle, int runs, std::vector<int>* idle_cpus) {
+  CaseResult r;
+  for (int seed = 1; seed <= runs; ++seed) {
+    CommonOptions o;
+    o.machine = "hikey";
+    o.kernel = kernel;
+    o.seed = static_cast<std::uint64_t>(seed);
+    workload::rtapp::Config cfg = workload::rtapp::parse(
+        workload::parse_relaxed_json(kSchedIdleJson, "sched-idle.json"), "sched-idle.json", 8);
+    if (!with_idle) {
+      std::erase_if(cfg.tasks, [](const auto& t) { return t.name == "idle_thread"; });
+      cfg.nr_threads = 8;
+    }
+    RtAppOutcome out = run_rtapp_config(o, cfg, "", false);
+    const auto& v = out.wu_lat_us["cfs_thread"];
+    metrics::StStats st = metrics::st_stats(v);
+    r.n += static_cast<double>(st.n) / runs;
+    r.min += st.min / runs;
+    r.max += st.max / runs;
+    r.mean += st.mean / runs;
+    r.stddev += st.stddev / runs;
+    double over = 0;
+    for (double x : v) over += x > 1000 ? 1 : 0;
+    r.over1ms_pct += (v.empty() ? 0 : 100.0 * over / static_cast<double>(v.size())) / runs;
+    if (seed == 1 && idle_cpus && with_idle) *idle_cpus = out.fork_cpus["idle_thread"];
+  }
+  return r;
+}
+
+std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
+
+nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text) {
+  std::vector<int> idle_cpus;
+  CaseResult no_idle = run_case("v5.4", false, runs, nullptr);
+  CaseResult base = run_case("v5.3", true, runs, &idle_cpus);
+  CaseResult with = run_case("v5.4", true, runs, nullptr);
+  const Published pub[3] = {{"8 CFS, no SCHED_IDLE tasks (v5.4)", 5136, 2452, 104.358, 0.3},
+                            {"8 CFS + 5 SCHED_IDLE, without change (v5.3)", 4710, 67664, 1116.68, 25.9},
+                            {"8 CFS + 5 SCHED_IDLE, with change (v5.4)", 5095, 7773, 102.683, 0.8}};
+  const CaseResult* sim[3] = {&no_idle, &base, &with};
+  text += fmt::format(
+      "sched-idle fallback (Viresh Kumar, 2019; merged in v5.4): rt-app sched-idle.json on hikey, 5 s,\n"
+      "wu_lat of the 8 cfs_thread instances, mean over seeds 1-{}.\n\n",
+      runs);
+  text += fmt::format("{:<46} {:>7} {:>9} {:>9} {:>8}   {:>7} {:>9} {:>9} {:>8}\n", "case", "N", "max",
+                      "mean us", ">1ms %", "pub N", "pub max", "pub mean", "pub >1ms");
+  for (int i = 0; i < 3; ++i)
+    text += fmt::format("{:<46} {:>7.0f} {:>9.0f} {:>9.1f} {:>8.1f}   {:>7.0f} {:>9.0f} {:>9.1f} {:>8.1f}\n",
+                        pub[i].label, sim[i]->n, sim[i]->max, sim[i]->mean, sim[i]->over1ms_pct, pub[i].n,
+                        pub[i].max, pub[i].mean, pub[i].over1ms_pct);
+  double ratio = with.mean > 0 ? base.mean / with.mean : 0;
+  text += "\ndirections (published in brackets):\n";
+  text += fmt::format("  mean wu_lat falls with the change: {:.1f}x lower [10.9x]  {}\n", ratio,
+                      verdict(ratio > 1.0));
+  text += fmt::format("  wakeups over 1 ms: {:.1f} % -> {:.1f} % [25.9 % -> 0.8 %]  {}\n", base.over1ms_pct,
+                      with.over1ms_pct, verdict(base.over1ms_pct > with.over1ms_pct));
+  text += fmt::format("  without SCHED_IDLE tasks the mean is close to the with-change case: {:.1f} vs {:.1f} us "
+                      "[104.4 vs 102.7]  {}\n",
+                      no_idle.mean, with.mean, verdict(no_idle.mean < 2 * with.mean && with.mean < 2 * no_idle.mean));
+  text += fmt::format("  rows per thread with the change: {:.0f} [637 of ~643]  {}\n", with.n / 8,
+                      verdict(std::abs(with.n / 8 - 643) <= 643 * 0.05));
+  std::string cpus;
+  for (int c : idle_cpus) cpus += (cpus.empty() ? "" : " ") + std::to_string(c);
+  text += fmt::format("  SCHED_IDLE threads placed at fork on CPUs {} (seed 1); no load balancing moves them yet\n",
+                      cpus);
+  nlohmann::json j;
+  const char* keys[3] = {"no_sched_idle", "without_change", "with_change"};
+  for (int i = 0; i < 3; ++i)
+    j[keys[i]] = {{"n", sim[i]->n},           {"min", sim[i]->min},   {"max", sim[i]->max},
+                  {"mean_us", sim[i]->mean},  {"stddev", sim[i]->stddev},
+                  {"over_1ms_pct", sim[i]->over1ms_pct}, {"published_mean_us", pub[i].mean},
+                  {"published_over_1ms_pct", pub[i].over1ms_pct}};
+  j["mean_ratio"] = ratio;
+  return j;
+}
+
+}  // namespace
+
+void register_reproduce_command(CLI::App& app) {
+  struct Opts {
+    std::string series = "all";
+    int runs = 5;
+    bool quick = false, full = false;
+    std::string json_out;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.add_subcommand(
+      "reproduce",
+      "Reproduce the published experiments of the four series and print the simulated table beside the\n"
+      "published one, with the direction of each row marked. Implemented so far: sched-idle-fallback.");
+  sub->add_option("series", o->series, "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
+      ->check(CLI::IsMember({"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
+      ->capture_default_str();
+  sub->add_option("--runs", o->runs, "Seeds 1..N per configuration")->check(CLI::Range(1, 100))->capture_default_str();
+  sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
+  sub->add_flag("--full", o->full, "The posted parameters");
+  sub->add_option("--json", o->json_out, "Write the figures as JSON");
+  sub->callback([o] {
+    if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
+    nlohmann::json j;
+    std::string text;
+    for (const char* s : {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing"}) {
+      if (o->series != "all" && o->series != s) continue;
+      if (std::string(s) == "sched-idle-fallback") {
+        j[s] = reproduce_sched_idle_fallback(o->runs, text);
+      } else {
+        text += fmt::format("\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
+        j[s] = nullptr;
+      }
+    }
+    std::cout << text;
+    if (!o->json_out.empty()) write_file_atomically(o->json_out, j.dump(2) + "\n");
+  });
+}
+
+}  // namespace schedtwin::cli
