@@ -49,16 +49,20 @@ std::vector<int> Machine::node_cpus(int node) const {
 int Machine::smt_width() const {
   // Count threads per core id in one pass; ids are small non-negative ints.
   std::vector<int> per_core(static_cast<size_t>(nr_cores()), 0);
-  int w = cpus.empty() ? 0 : 1;
+  int w = 1;
   for (const Cpu& c : cpus) w = std::max(w, ++per_core[static_cast<size_t>(c.core)]);
   return w;
 }
 
-int Machine::nr_cores() const { return count_ids(cpus, [](const Cpu& c) { return c.core; }); }
+int Machine::nr_cores() const {
+  return count_ids(cpus, [](const Cpu& c) { return c.core; });
+}
 int Machine::nr_clusters() const {
   return count_ids(cpus, [](const Cpu& c) { return c.cluster; });
 }
-int Machine::nr_llcs() const { return count_ids(cpus, [](const Cpu& c) { return c.llc; }); }
+int Machine::nr_llcs() const {
+  return count_ids(cpus, [](const Cpu& c) { return c.llc; });
+}
 int Machine::nr_packages() const {
   return count_ids(cpus, [](const Cpu& c) { return c.package; });
 }
@@ -95,14 +99,16 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
-    std::string_view item = text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
+    std::string_view item =
+        text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
     size_t dash = item.find('-');
     if (dash == std::string_view::npos) {
       out.push_back(number(item));
     } else {
       int lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
       if (hi < lo) throw std::invalid_argument("descending range '" + std::string(item) + "'");
-      if (hi - lo > 1 << 20) throw std::invalid_argument("range too large '" + std::string(item) + "'");
+      if (hi - lo > 1 << 20)
+        throw std::invalid_argument("range too large '" + std::string(item) + "'");
       for (int c = lo; c <= hi; ++c) out.push_back(c);
     }
     if (comma == std::string_view::npos) break;

@@ -15,22 +15,22 @@ namespace schedtwin::machine {
 
 // One cpuidle state as the kernel's cpuidle driver describes it.
 struct IdleState {
-  std::string name;             // e.g. "WFI", "cpu-sleep", "C1E"
-  Time exit_latency_ns = 0;     // what the kernel sees (driver table or device tree)
-  Time target_residency_ns = 0; // what the governor compares the predicted idle time with
-  Time real_exit_ns = 0;        // what waking from it really costs (cited measurement)
-  bool polling = false;         // a polling state: no IPI needed, no exit cost
-  std::string source;           // where exit_latency / target_residency / polling come from
-  std::string real_exit_source; // where real_exit_ns comes from
+  std::string name;              // e.g. "WFI", "cpu-sleep", "C1E"
+  Time exit_latency_ns = 0;      // what the kernel sees (driver table or device tree)
+  Time target_residency_ns = 0;  // what the governor compares the predicted idle time with
+  Time real_exit_ns = 0;         // what waking from it really costs (cited measurement)
+  bool polling = false;          // a polling state: no IPI needed, no exit cost
+  std::string source;            // where exit_latency / target_residency / polling come from
+  std::string real_exit_source;  // where real_exit_ns comes from
 };
 
 struct Cpu {
   int id = 0;
-  int core = 0;       // physical core id (SMT siblings share it), unique machine-wide
-  int cluster = 0;    // cluster id (arm64 clusters; equals the LLC on most x86), unique machine-wide
-  int llc = 0;        // last-level-cache id, unique machine-wide
-  int package = 0;    // socket
-  int node = 0;       // NUMA node
+  int core = 0;     // physical core id (SMT siblings share it), unique machine-wide
+  int cluster = 0;  // cluster id (arm64 clusters; equals the LLC on most x86), unique machine-wide
+  int llc = 0;      // last-level-cache id, unique machine-wide
+  int package = 0;  // socket
+  int node = 0;     // NUMA node
   int capacity = 1024;  // arch_scale_cpu_capacity
 };
 
@@ -41,11 +41,11 @@ struct Cost {
 };
 
 struct CostModel {
-  Cost context_switch;       // switch between two tasks of different mm, incl. kernel entry/exit
-  Cost ipi;                  // delivery latency of a wakeup / reschedule IPI
-  Cost idle_probe;           // per-CPU probe in select_idle_cpu / select_idle_core (remote cache line read)
-  Cost cache_cold;           // extra work a task pays after migrating to another LLC/core (cache refill)
-  Cost wakeup;               // try_to_wake_up path on the waker (enqueue, preemption check)
+  Cost context_switch;  // switch between two tasks of different mm, incl. kernel entry/exit
+  Cost ipi;             // delivery latency of a wakeup / reschedule IPI
+  Cost idle_probe;  // per-CPU probe in select_idle_cpu / select_idle_core (remote cache line read)
+  Cost cache_cold;  // extra work a task pays after migrating to another LLC/core (cache refill)
+  Cost wakeup;      // try_to_wake_up path on the waker (enqueue, preemption check)
   Cost pipe_write, pipe_read;      // per 100-byte message system call
   Cost socket_write, socket_read;  // AF_UNIX stream, per 100-byte message
 };
@@ -70,12 +70,13 @@ struct Machine {
 
   std::string name;
   std::string description;
-  std::vector<Cpu> cpus;                 // indexed by CPU id, ids 0..n-1
-  std::string topology_source;           // where the CPU numbering and grouping come from
+  std::vector<Cpu> cpus;                        // indexed by CPU id, ids 0..n-1
+  std::string topology_source;                  // where the CPU numbering and grouping come from
   std::vector<std::vector<int>> numa_distance;  // node x node, 10 on the diagonal
   std::string numa_source;
-  std::vector<IdleState> idle_states;    // shallowest first; same for every CPU
-  double smt_throughput = 1.0;           // per-thread speed when all siblings of a core are busy (1.0 = no sharing)
+  std::vector<IdleState> idle_states;  // shallowest first; same for every CPU
+  double smt_throughput =
+      1.0;  // per-thread speed when all siblings of a core are busy (1.0 = no sharing)
   std::string smt_source;
   CostModel costs;
   KernelBuild build;

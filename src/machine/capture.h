@@ -1,0 +1,26 @@
+// Capture of a machine's topology from Linux sysfs (DESIGN.md §5, the "host" machine).
+#pragma once
+#include <string>
+
+#include "machine/machine.h"
+
+namespace schedtwin::machine {
+
+// Reads, under <sysroot>/sys/devices/system (sysroot "" means the real /sys):
+//   cpu/online                                    which CPUs exist (only online CPUs are kept)
+//   cpu/cpuN/topology/{core_id,physical_package_id,thread_siblings_list}   required
+//   cpu/cpuN/topology/cluster_cpus_list (or cluster_id)                    optional
+//   cpu/cpuN/cache/indexK/{level,shared_cpu_list,type}  LLC = highest level; optional (fallback:
+//                                                       the cluster if known, else the package)
+//   cpu/cpuN/cpu_capacity                                                  optional (1024)
+//   cpu/cpuM/cpuidle/stateK/{name,latency,residency,disable}  of the first online CPU; optional
+//   node/nodeN/{cpulist,distance}                  optional (absent: one node)
+// Online CPUs are renumbered 0..n-1 in ascending order (the mapping is noted in
+// topology_source when it is not the identity). A cluster that covers its LLC is set equal to
+// the LLC (as the kernel's cpu_clustergroup_mask() degenerates it). Cost figures, the SMT
+// throughput and the kernel build are defaults marked "uncalibrated default; run schedtwin
+// calibrate". Throws InputError naming the missing or malformed file, or the inconsistency
+// (e.g. a CPU listed in two cores).
+Machine capture_sysfs(const std::string& sysroot = "");
+
+}  // namespace schedtwin::machine

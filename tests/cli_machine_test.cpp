@@ -1,0 +1,127 @@
+// End-to-end: `schedtwin machine list|show|capture` run as a program (SCHEDTWIN_BIN).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+fs::path temp_dir() {
+  fs::path d = fs::path(::testing::TempDir()) / "schedtwin_cli_machine_test";
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result run(const std::string& args) {
+  const fs::path err = temp_dir() / "stderr.txt";
+  const std::string cmd = std::string(SCHEDTWIN_BIN) + " " + args + " 2>" + err.string();
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.err = slurp(err);
+  return r;
+}
+
+std::string fixture(const std::string& name) {
+  return std::string(SCHEDTWIN_SOURCE_DIR) + "/tests/fixtures/sysfs/" + name;
+}
+
+TEST(CliMachine, ListShowsEveryPresetWithItsCpuCount) {
+  Result r = run("machine list");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("hikey               8 CPUs  HiKey"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("thunderx2         224 CPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("xeon-2s-88         88 CPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("xeon-e5-2650v4     48 CPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host "), std::string::npos) << r.out;
+}
+
+TEST(CliMachine, ShowIsHumanReadable) {
+  Result r = run("machine show hikey");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s :
+       {"machine: hikey",
+        "topology: 8 CPUs, 1 package, 1 NUMA node, 2 LLCs, 2 clusters, 8 cores, no SMT",
+        "  LLC       0:0-3 1:4-7", "  cpu-sleep            950 us       1000 us        250 us  no",
+        "hi6220.dtsi", "context_switch",
+        "kernel build: HZ=250, preemption full (PREEMPT), NO_HZ_IDLE yes"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << "missing: " << s << "\n" << r.out;
+  r = run("machine show xeon-e5-2650v4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("  SMT       0:0,24 1:1,25 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  node      0:0-11,24-35 1:12-23,36-47"), std::string::npos) << r.out;
+}
+
+TEST(CliMachine, ShowJsonRoundTrips) {
+  const fs::path f = temp_dir() / "xeon.json";
+  Result r = run("machine show xeon-2s-88 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ofstream(f) << r.out;
+  Result again = run("machine show " + f.string() + " --json");
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(again.out, r.out);
+}
+
+TEST(CliMachine, CaptureWritesALoadableMachineFile) {
+  const fs::path f = temp_dir() / "captured.json";
+  fs::remove(f);
+  Result r = run("machine capture --sysroot " + fixture("xeon-2s-smt2") + " --out " + f.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  Result shown = run("machine show " + f.string());
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  EXPECT_NE(shown.out.find("topology: 8 CPUs, 2 packages, 2 NUMA nodes, 2 LLCs"), std::string::npos)
+      << shown.out;
+  Result to_stdout = run("machine capture --sysroot " + fixture("xeon-2s-smt2"));
+  ASSERT_EQ(to_stdout.status, 0) << to_stdout.err;
+  EXPECT_EQ(to_stdout.out, slurp(f));
+}
+
+TEST(CliMachine, ErrorsAreOneLineWithExitStatus) {
+  const fs::path f = temp_dir() / "never.json";
+  fs::remove(f);
+  Result r =
+      run("machine capture --sysroot " + fixture("broken-two-cores") + " --out " + f.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("CPU 1 is listed in two cores"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_FALSE(fs::exists(f));  // nothing half-written
+  EXPECT_FALSE(fs::exists(f.string() + ".tmp"));
+
+  r = run("machine show nosuch");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(
+      r.err,
+      "schedtwin: unknown machine 'nosuch': not a preset (hikey, host, thunderx2, xeon-2s-88, "
+      "xeon-e5-2650v4) nor a machine file\n");
+
+  EXPECT_EQ(run("machine").status, 2);
+  EXPECT_EQ(run("machine show").status, 2);
+  EXPECT_EQ(run("machine list --bogus").status, 2);
+}
+
+}  // namespace

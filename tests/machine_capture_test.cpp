@@ -1,0 +1,139 @@
+// capture_sysfs() on the sysfs trees under tests/fixtures/sysfs (made by make_sysfs_fixture.sh).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/error.h"
+#include "machine/capture.h"
+#include "machine/machine_file.h"
+
+namespace schedtwin::machine {
+namespace {
+
+std::string fixture(const std::string& name) {
+  return std::string(SCHEDTWIN_SOURCE_DIR) + "/tests/fixtures/sysfs/" + name;
+}
+
+std::string capture_error(const std::string& root) {
+  try {
+    capture_sysfs(root);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MachineCapture, TwoSocketSmt2) {
+  Machine m = capture_sysfs(fixture("xeon-2s-smt2"));
+  ASSERT_EQ(m.nr_cpus(), 8);  // cpu8 has a directory but is not online
+  EXPECT_EQ(m.name, "host");
+  EXPECT_EQ(m.nr_cores(), 4);
+  EXPECT_EQ(m.smt_width(), 2);
+  EXPECT_EQ(m.smt_siblings(0), (std::vector<int>{0, 4}));
+  EXPECT_EQ(m.smt_siblings(7), (std::vector<int>{3, 7}));
+  EXPECT_EQ(m.llc_cpus(0), (std::vector<int>{0, 1, 4, 5}));
+  EXPECT_EQ(m.llc_cpus(1), (std::vector<int>{2, 3, 6, 7}));
+  EXPECT_EQ(m.nr_clusters(), 2);  // no cluster files: the cluster is the LLC
+  EXPECT_EQ(m.cluster_cpus(1), m.llc_cpus(1));
+  EXPECT_EQ(m.package_cpus(1), (std::vector<int>{2, 3, 6, 7}));
+  EXPECT_EQ(m.node_cpus(1), (std::vector<int>{2, 3, 6, 7}));
+  EXPECT_EQ(m.numa_distance, (std::vector<std::vector<int>>{{10, 21}, {21, 10}}));
+  // C1E is disabled in the fixture; latency/residency are µs in sysfs.
+  ASSERT_EQ(m.idle_states.size(), 3u);
+  EXPECT_EQ(m.idle_states[0].name, "POLL");
+  EXPECT_TRUE(m.idle_states[0].polling);
+  EXPECT_EQ(m.idle_states[1].name, "C1");
+  EXPECT_EQ(m.idle_states[2].name, "C6");
+  EXPECT_EQ(m.idle_states[2].exit_latency_ns, 133'000);
+  EXPECT_EQ(m.idle_states[2].target_residency_ns, 400'000);
+  EXPECT_EQ(m.idle_states[2].real_exit_ns, 133'000);
+  EXPECT_NE(m.idle_states[2].source.find("intel_idle"), std::string::npos);
+  EXPECT_DOUBLE_EQ(m.smt_throughput, 1178.0 / 2048.0);
+  EXPECT_EQ(m.costs.ipi.source, "uncalibrated default; run schedtwin calibrate");
+  EXPECT_NE(m.build.source.find("uncalibrated default; run schedtwin calibrate"),
+            std::string::npos);
+}
+
+TEST(MachineCapture, HikeyLike) {
+  Machine m = capture_sysfs(fixture("hikey-like"));
+  ASSERT_EQ(m.nr_cpus(), 8);
+  EXPECT_EQ(m.nr_cores(), 8);  // core_id restarts in each cluster; siblings decide the cores
+  EXPECT_EQ(m.smt_width(), 1);
+  EXPECT_EQ(m.nr_packages(), 1);
+  EXPECT_EQ(m.nr_llcs(), 2);
+  EXPECT_EQ(m.nr_clusters(), 2);
+  EXPECT_EQ(m.llc_cpus(1), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(m.cluster_cpus(0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(m.nr_nodes(), 1);  // no node directory
+  EXPECT_EQ(m.numa_distance, (std::vector<std::vector<int>>{{10}}));
+  ASSERT_EQ(m.idle_states.size(), 3u);
+  EXPECT_EQ(m.idle_states[1].name, "cpu-sleep");
+  EXPECT_EQ(m.idle_states[1].exit_latency_ns, 950'000);
+  EXPECT_EQ(m.idle_states[2].target_residency_ns, 2'700'000);
+  EXPECT_FALSE(m.idle_states[0].polling);
+  EXPECT_EQ(m.smt_throughput, 1.0);
+}
+
+TEST(MachineCapture, HostFixtureCopiedFromThisMachine) {
+  // A 2-CPU KVM guest: one L3 for both CPUs, one cluster (L2) per CPU, haltpoll cpuidle.
+  Machine m = capture_sysfs(fixture("host-kvm-2cpu"));
+  ASSERT_EQ(m.nr_cpus(), 2);
+  EXPECT_EQ(m.nr_cores(), 2);
+  EXPECT_EQ(m.nr_llcs(), 1);
+  EXPECT_EQ(m.llc_cpus(0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.nr_clusters(), 2);
+  EXPECT_EQ(m.nr_nodes(), 1);
+  ASSERT_EQ(m.idle_states.size(), 2u);
+  EXPECT_EQ(m.idle_states[0].name, "POLL");
+  EXPECT_EQ(m.idle_states[1].name, "haltpoll idle");
+  EXPECT_EQ(m.idle_states[1].exit_latency_ns, 1000);
+}
+
+TEST(MachineCapture, RoundTripsThroughMachineFile) {
+  for (const char* f : {"xeon-2s-smt2", "hikey-like", "host-kvm-2cpu"}) {
+    SCOPED_TRACE(f);
+    Machine m = capture_sysfs(fixture(f));
+    const std::string text = dump_machine_file(m);
+    EXPECT_EQ(dump_machine_file(parse_machine(text, "captured.json")), text);
+  }
+}
+
+TEST(MachineCapture, OfflineCpusAreDroppedAndTheRestRenumbered) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "schedtwin_capture_offline";
+  fs::remove_all(dir);
+  fs::copy(fixture("hikey-like"), dir, fs::copy_options::recursive);
+  std::ofstream(dir / "sys/devices/system/cpu/online") << "0-2,4-7\n";
+  Machine m = capture_sysfs(dir.string());
+  ASSERT_EQ(m.nr_cpus(), 7);
+  EXPECT_EQ(m.llc_cpus(0), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(m.llc_cpus(1), (std::vector<int>{3, 4, 5, 6}));  // old CPUs 4-7
+  EXPECT_NE(m.topology_source.find("online CPUs 0-2,4-7 renumbered 0-6"), std::string::npos)
+      << m.topology_source;
+  fs::remove_all(dir);
+}
+
+TEST(MachineCapture, MissingEssentialFileIsNamed) {
+  const std::string msg = capture_error(fixture("broken-missing-file"));
+  EXPECT_NE(msg.find("broken-missing-file/sys/devices/system/cpu/cpu3/topology/core_id: missing"),
+            std::string::npos)
+      << msg;
+  const std::string none = capture_error(fixture("no-such-tree"));
+  EXPECT_NE(none.find("no-such-tree/sys/devices/system/cpu/online: missing"), std::string::npos)
+      << none;
+}
+
+TEST(MachineCapture, CpuInTwoCores) {
+  const std::string msg = capture_error(fixture("broken-two-cores"));
+  EXPECT_NE(
+      msg.find("cpu5/topology/thread_siblings_list: CPU 1 is listed in two cores (1,5 here, 1 "
+               "in "),
+      std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace schedtwin::machine

@@ -1,0 +1,355 @@
+// Machine files: the topology generator, normalisation, and one-line errors for bad files.
+#include "machine/machine_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/error.h"
+
+namespace schedtwin::machine {
+namespace {
+
+using nlohmann::json;
+
+// 2 packages x 1 core x SMT2, explicit form: CPUs 0,1 = core 0 (package/LLC/node 0), 2,3 = core 1.
+json base() {
+  json cpus = json::array();
+  for (int i = 0; i < 4; ++i)
+    cpus.push_back({{"id", i},
+                    {"core", i / 2},
+                    {"cluster", i / 2},
+                    {"llc", i / 2},
+                    {"package", i / 2},
+                    {"node", i / 2},
+                    {"capacity", 1024}});
+  json costs;
+  for (const char* k : {"context_switch", "ipi", "idle_probe", "cache_cold", "wakeup", "pipe_write",
+                        "pipe_read", "socket_write", "socket_read"})
+    costs[k] = {{"ns", 100}, {"source", "test"}};
+  return {{"version", 1},
+          {"name", "tiny"},
+          {"description", "test machine"},
+          {"topology", {{"source", "test"}, {"cpus", cpus}}},
+          {"numa_distance", {{"matrix", {{10, 20}, {20, 10}}}, {"source", "test"}}},
+          {"smt_throughput", {{"value", 0.5}, {"source", "test"}}},
+          {"idle_states",
+           {{{"name", "POLL"},
+             {"exit_latency_ns", 0},
+             {"target_residency_ns", 0},
+             {"polling", true},
+             {"source", "t"},
+             {"real_exit_ns", 0},
+             {"real_exit_source", "t"}},
+            {{"name", "C1"},
+             {"exit_latency_ns", 2000},
+             {"target_residency_ns", 2000},
+             {"polling", false},
+             {"source", "t"},
+             {"real_exit_ns", 1500},
+             {"real_exit_source", "t"}}}},
+          {"costs", costs},
+          {"kernel_build",
+           {{"hz", 1000}, {"preempt", "none"}, {"nohz_idle", false}, {"source", "test"}}}};
+}
+
+// Expects from_json(j) to throw InputError whose one-line message contains `expected`.
+void expect_error(const json& j, const std::string& expected) {
+  try {
+    from_json(j, "m.json");
+    ADD_FAILURE() << "no error, expected: " << expected;
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(expected), std::string::npos) << "message: " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
+    EXPECT_EQ(msg.rfind("m.json: ", 0), 0u) << "does not start with the file: " << msg;
+  }
+}
+
+void expect_parse_error(const std::string& text, const std::string& expected) {
+  try {
+    parse_machine(text, "bad.json");
+    ADD_FAILURE() << "no error, expected: " << expected;
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(expected, 0), 0u) << "message: " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(MachineFile, BaseLoads) {
+  Machine m = from_json(base(), "m.json");
+  EXPECT_EQ(m.nr_cpus(), 4);
+  EXPECT_EQ(m.smt_siblings(1), (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.llc_cpus(1), (std::vector<int>{2, 3}));
+  EXPECT_EQ(m.build.hz, 1000);
+  EXPECT_EQ(m.build.preempt, Preemption::None);
+  EXPECT_FALSE(m.build.nohz_idle);
+  EXPECT_EQ(m.idle_states[1].real_exit_ns, 1500);
+  EXPECT_EQ(to_json(m), base());  // already normalised, so it round-trips unchanged
+}
+
+TEST(MachineFile, GeneratorThreadsLast) {
+  json j = base();
+  j["topology"] = {{"packages", 2},
+                   {"cores_per_package", 2},
+                   {"threads_per_core", 2},
+                   {"numbering", "threads-last"},
+                   {"source", "gen"}};
+  Machine m = from_json(j, "m.json");
+  ASSERT_EQ(m.nr_cpus(), 8);
+  // CPU = thread * 4 + package * 2 + core: 0,1 pkg0 t0; 2,3 pkg1 t0; 4,5 pkg0 t1; 6,7 pkg1 t1.
+  const int core[] = {0, 1, 2, 3, 0, 1, 2, 3}, pkg[] = {0, 0, 1, 1, 0, 0, 1, 1};
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(m.cpus[c].core, core[c]) << c;
+    EXPECT_EQ(m.cpus[c].package, pkg[c]) << c;
+    EXPECT_EQ(m.cpus[c].llc, pkg[c]) << c;
+    EXPECT_EQ(m.cpus[c].cluster, pkg[c]) << c;
+    EXPECT_EQ(m.cpus[c].node, pkg[c]) << c;
+  }
+  EXPECT_EQ(m.smt_siblings(6), (std::vector<int>{2, 6}));
+  EXPECT_EQ(m.topology_source, "gen");
+}
+
+TEST(MachineFile, GeneratorThreadsAdjacentWithClusters) {
+  json j = base();
+  j["topology"] = {{"packages", 1},         {"cores_per_package", 4},
+                   {"threads_per_core", 2}, {"clusters_per_package", 2},
+                   {"llc", "cluster"},      {"numbering", "threads-adjacent"},
+                   {"capacity", 512}};
+  j["numa_distance"] = {{"matrix", {{10}}}};
+  Machine m = from_json(j, "m.json");
+  ASSERT_EQ(m.nr_cpus(), 8);
+  EXPECT_EQ(m.smt_siblings(3), (std::vector<int>{2, 3}));
+  EXPECT_EQ(m.cluster_cpus(1), (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(m.llc_cpus(0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(m.nr_packages(), 1);
+  EXPECT_EQ(m.cpus[7].capacity, 512);
+  EXPECT_EQ(m.topology_source, "");
+}
+
+TEST(MachineFile, IdsAreRenumberedDenselyAndClusterDefaultsToLlc) {
+  json j = base();
+  for (int i = 0; i < 4; ++i) {
+    j["topology"]["cpus"][i]["core"] = 100 - 10 * (i / 2);  // 100, 100, 90, 90
+    j["topology"]["cpus"][i]["llc"] = 7 + i / 2;
+    j["topology"]["cpus"][i].erase("cluster");
+  }
+  Machine m = from_json(j, "m.json");
+  EXPECT_EQ(m.cpus[0].core, 0);
+  EXPECT_EQ(m.cpus[2].core, 1);
+  EXPECT_EQ(m.cpus[3].llc, 1);
+  EXPECT_EQ(m.cpus[2].cluster, 1);
+  EXPECT_EQ(m.cluster_cpus(1), m.llc_cpus(1));
+}
+
+TEST(MachineFile, ParseErrorsGiveLineAndColumn) {
+  // Missing comma after "x": the parser reports the last character of the token it could not
+  // accept, the closing quote of "topology" (line 4, column 12), as nlohmann's own message does.
+  expect_parse_error(
+      "{\n  \"version\": 1,\n  \"name\": \"x\"\n  \"topology\": {}\n}",
+      "bad.json:4:12: syntax error while parsing object - unexpected string literal");
+  expect_parse_error("{\"version\": 1,", "bad.json:1:");
+  expect_parse_error("", "bad.json:1:1: ");
+}
+
+TEST(MachineFile, VersionErrors) {
+  json j = base();
+  j.erase("version");
+  expect_error(j, "m.json: version: missing (expected 1)");
+  j["version"] = 2;
+  expect_error(j, "m.json: version: unsupported version 2");
+  j["version"] = "1";
+  expect_error(j, "version: unsupported version \"1\"");
+}
+
+TEST(MachineFile, UnknownKeys) {
+  json j = base();
+  j["colour"] = "blue";
+  expect_error(j, "m.json: colour: unknown key");
+  j = base();
+  j["topology"]["cpus"][1]["speed"] = 3;
+  expect_error(j, "m.json: topology.cpus[1].speed: unknown key");
+  j = base();
+  j["costs"]["ipi"]["us"] = 1;
+  expect_error(j, "costs.ipi.us: unknown key");
+  j = base();
+  j["topology"]["packages"] = 1;
+  expect_error(j, "topology.packages: unknown key");
+}
+
+TEST(MachineFile, MissingKeys) {
+  json j = base();
+  j["costs"].erase("wakeup");
+  expect_error(j, "m.json: costs.wakeup: missing");
+  j = base();
+  j["topology"]["cpus"][2].erase("llc");
+  expect_error(j, "topology.cpus[2].llc: missing");
+  j = base();
+  j.erase("kernel_build");
+  expect_error(j, "kernel_build: missing");
+}
+
+TEST(MachineFile, CpuIdsMustBeDenseAndInOrder) {
+  json j = base();
+  j["topology"]["cpus"][2]["id"] = 5;
+  expect_error(j,
+               "topology.cpus[2].id: expected 2 (CPU ids must be 0..n-1, listed in order), got 5");
+  j = base();
+  j["topology"]["cpus"] = json::array();
+  expect_error(j, "topology.cpus: empty");
+}
+
+TEST(MachineFile, TopologyNesting) {
+  json j = base();
+  j["topology"]["cpus"][1]["llc"] = 1;  // CPU 1 shares core 0 with CPU 0 but not its LLC
+  j["topology"]["cpus"][1]["cluster"] = 1;
+  expect_error(j,
+               "topology.cpus[1].llc: SMT siblings CPU 0 and CPU 1 (core 0) are in different LLCs "
+               "(0 and 1)");
+  j = base();
+  j["topology"]["cpus"][2]["llc"] = 0;  // LLC 0 now holds CPU 2 of package 1
+  j["topology"]["cpus"][3]["llc"] = 0;
+  j["topology"]["cpus"][2]["cluster"] = 5;
+  j["topology"]["cpus"][3]["cluster"] = 5;
+  expect_error(j, "topology.cpus[2].package: LLC 0 spans two packages (0 and 1)");
+  j = base();
+  j["topology"]["cpus"][2]["cluster"] = 0;  // cluster 0 in LLCs 0 and 1
+  j["topology"]["cpus"][3]["cluster"] = 0;
+  expect_error(j, "topology.cpus[2].llc: cluster 0 spans two LLCs (0 and 1)");
+  j = base();
+  j["topology"]["cpus"][1]["node"] = 1;
+  expect_error(
+      j,
+      "topology.cpus[1].node: SMT siblings CPU 0 and CPU 1 (core 0) are in different NUMA nodes");
+  j = base();
+  j["topology"]["cpus"][3]["node"] = 2;
+  expect_error(j, "topology.cpus[3].node: node 2 does not exist (numa_distance has 2 nodes)");
+}
+
+TEST(MachineFile, Capacity) {
+  json j = base();
+  j["topology"]["cpus"][0]["capacity"] = 2000;
+  expect_error(j, "topology.cpus[0].capacity: 2000 is out of range [1, 1024]");
+  j["topology"]["cpus"][0]["capacity"] = 0;
+  expect_error(j, "topology.cpus[0].capacity: 0 is out of range [1, 1024]");
+}
+
+TEST(MachineFile, DistanceMatrix) {
+  json j = base();
+  j["numa_distance"]["matrix"] = {{10, 20, 30}, {20, 10}};
+  expect_error(j, "numa_distance.matrix[0]: has 3 entries; the matrix must be square (2 x 2)");
+  j["numa_distance"]["matrix"] = {{10, 20}, {20, 11}};
+  expect_error(j, "numa_distance.matrix[1][1]: diagonal must be 10 (LOCAL_DISTANCE), got 11");
+  j["numa_distance"]["matrix"] = {{10, 10}, {20, 10}};
+  expect_error(
+      j, "numa_distance.matrix[0][1]: distance between different nodes must be in 11..255, got 10");
+}
+
+TEST(MachineFile, NegativeAndNonIntegerCosts) {
+  json j = base();
+  j["costs"]["ipi"]["ns"] = -5;
+  expect_error(j, "m.json: costs.ipi.ns: negative time -5 ns");
+  j["costs"]["ipi"]["ns"] = 1.5;
+  expect_error(j, "costs.ipi.ns: expected an integer, got 1.5");
+  j = base();
+  j["idle_states"][1]["real_exit_ns"] = -1;
+  expect_error(j, "idle_states[1].real_exit_ns: negative time -1 ns");
+}
+
+TEST(MachineFile, IdleStateOrder) {
+  json j = base();
+  j["idle_states"][1]["exit_latency_ns"] = 0;
+  j["idle_states"][0]["exit_latency_ns"] = 5;
+  expect_error(j, "idle_states[1].exit_latency_ns: 0 is below the previous state's 5");
+  j = base();
+  j["idle_states"][1]["polling"] = true;
+  expect_error(
+      j, "idle_states[1].polling: only the first (shallowest) idle state may be a polling state");
+}
+
+TEST(MachineFile, TooManyCpus) {
+  json j = base();
+  j["topology"] = {{"packages", 2},
+                   {"cores_per_package", 1025},
+                   {"threads_per_core", 2},
+                   {"numbering", "threads-last"}};
+  expect_error(j, "topology: 2 x 1025 x 2 = 4100 CPUs; at most 4096 are supported");
+  json cpus = json::array();
+  for (int i = 0; i < 4097; ++i)
+    cpus.push_back({{"id", i}, {"core", i}, {"llc", 0}, {"package", 0}, {"node", 0}});
+  j["topology"] = {{"cpus", cpus}};
+  expect_error(j, "topology.cpus: 4097 CPUs; at most 4096 are supported");
+}
+
+TEST(MachineFile, BadGeneratorAndBuildValues) {
+  json j = base();
+  j["topology"] = {{"packages", 1},
+                   {"cores_per_package", 6},
+                   {"threads_per_core", 1},
+                   {"clusters_per_package", 4},
+                   {"numbering", "threads-last"}};
+  expect_error(j, "topology.clusters_per_package: 4 clusters do not divide 6 cores per package");
+  j["topology"] = {
+      {"packages", 1}, {"cores_per_package", 4}, {"threads_per_core", 1}, {"numbering", "zigzag"}};
+  expect_error(
+      j, "topology.numbering: expected \"threads-last\" or \"threads-adjacent\", got \"zigzag\"");
+  j = base();
+  j["kernel_build"]["preempt"] = "rt";
+  expect_error(j, "kernel_build.preempt: expected \"none\", \"voluntary\" or \"full\", got \"rt\"");
+  j = base();
+  j["smt_throughput"]["value"] = 1.5;
+  expect_error(j, "smt_throughput.value: 1.5 is outside (0, 1]");
+}
+
+TEST(MachineFile, UnknownPresetListsKnownNames) {
+  try {
+    load_machine("nosuch");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown machine 'nosuch': not a preset (hikey, host, thunderx2, xeon-2s-88, "
+                 "xeon-e5-2650v4) nor a machine file");
+  }
+  EXPECT_THROW(load_machine("/nonexistent/dir/m.json"), InputError);
+  try {
+    load_machine("missing.json");
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "missing.json: cannot read machine file (no such file)");
+  }
+}
+
+TEST(MachineFile, LoadFromFileNamesThePath) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "schedtwin_machine_file_test";
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "good.json").string(), bad = (dir / "bad.json").string();
+  {
+    std::ofstream(good) << dump_machine_file(load_machine("hikey"));
+    std::ofstream(bad) << "{\n  \"version\": 1,\n  \"name\": [\n";
+  }
+  Machine m = load_machine(good);
+  EXPECT_EQ(to_json(m), to_json(load_machine("hikey")));
+  try {
+    load_machine(bad);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(bad + ":4:1: ", 0), 0u) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MachineFile, CpuListSyntax) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list(""), std::vector<int>{});
+  EXPECT_EQ(format_cpu_list({11, 0, 1, 2, 3, 8, 10}), "0-3,8,10-11");
+  EXPECT_EQ(format_cpu_list({}), "");
+  EXPECT_THROW(parse_cpu_list("3-1"), std::invalid_argument);
+  EXPECT_THROW(parse_cpu_list("a"), std::invalid_argument);
+  EXPECT_THROW(parse_cpu_list("1,,2"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace schedtwin::machine
