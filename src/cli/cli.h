@@ -17,12 +17,14 @@ struct CommonOptions {
   std::uint64_t seed = 1;
   int hz = 0;                     // 0: the machine's build
   std::string json_out;           // --json FILE
+  double duration_s = 0;          // subcommands with a --duration option; 0: the workload's own
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
 
 // Each subcommand lives in its own file and registers itself here.
 void register_machine_commands(CLI::App& app);
 void register_rtapp_command(CLI::App& app);
+void register_messaging_commands(CLI::App& app);
 void register_reproduce_command(CLI::App& app);
 
 }  // namespace schedtwin::cli

@@ -1,0 +1,206 @@
+// `schedtwin messaging [-g N] [-l L] [-p] [-t] [--format default|simple] [common]`
+// `schedtwin hackbench [-p] [-s BYTES] [-l L] [-g G] [-f FDS] [-T|-P] [common]`
+#include "cli/messaging_cmd.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "cli/run_common.h"
+#include "engine/error.h"
+#include "kernel/kernel.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+constexpr int kMaxGroups = 10000;
+constexpr std::int64_t kMaxTasks = 1000000;
+constexpr std::int64_t kMaxLoops = 4294967295LL;  // perf's OPT_UINTEGER
+constexpr double kMaxMessages = 1e15;
+
+const char* transport_name(workload::Transport t) {
+  return t == workload::Transport::Pipe ? "pipe" : "unix-stream";
+}
+
+nlohmann::json stats_json(const workload::ChannelStats& s) {
+  return {{"writes", s.writes},
+          {"reads", s.reads},
+          {"writer_blocks", s.writer_blocks},
+          {"reader_blocks", s.reader_blocks},
+          {"writer_wakeups", s.writer_wakeups},
+          {"reader_wakeups", s.reader_wakeups},
+          {"max_queued", s.max_queued}};
+}
+
+// Cross-option limits (single options are range-checked by CLI11): a usage error, exit 2.
+void check_size(const workload::MessagingParams& p, const char* groups_opt, const char* fds_opt,
+                const char* loops_opt) {
+  const std::int64_t tasks = 2 * static_cast<std::int64_t>(p.groups) * p.fds;
+  if (tasks > kMaxTasks)
+    throw UsageError(
+        fmt::format("{} {} x {} {}: {} tasks (2 x groups x fds) exceed the limit of {}", groups_opt,
+                    p.groups, fds_opt, p.fds, tasks, kMaxTasks));
+  const double msgs = static_cast<double>(p.groups) * p.fds * p.fds * static_cast<double>(p.loops);
+  if (msgs > kMaxMessages)
+    throw UsageError(fmt::format("{}: {} x {} x {} x {} messages exceed the limit of 1e15",
+                                 loops_opt, p.groups, p.fds, p.fds, p.loops));
+}
+
+void emit(const CommonOptions& common, const MessagingOutcome& out) {
+  if (!common.json_out.empty()) write_file_atomically(common.json_out, out.json.dump(2) + "\n");
+  std::cout << out.text << std::flush;
+}
+
+}  // namespace
+
+std::string seconds_ms_truncated(Time ns) {
+  return fmt::format("{}.{:03}", ns / kNsPerSec, (ns % kNsPerSec) / kNsPerMs);
+}
+
+std::string perf_messaging_text(int groups, int fds, bool threads, Time total, bool simple) {
+  if (simple) return seconds_ms_truncated(total) + "\n";
+  const char* what = threads ? "threads" : "processes";
+  // builtin-bench.c prints the first line; sched-messaging.c the rest (" %14s: %lu.%03lu [sec]").
+  return fmt::format(
+      "# Running 'sched/messaging' benchmark:\n"
+      "# {} sender and receiver {} per group\n"
+      "# {} groups == {} {} run\n\n"
+      " {:>14}: {} [sec]\n",
+      fds, what, groups, static_cast<std::int64_t>(groups) * 2 * fds, what, "Total time",
+      seconds_ms_truncated(total));
+}
+
+std::string hackbench_text(int groups, int fds, std::int64_t loops, int datasize, bool threads,
+                           Time total) {
+  return fmt::format(
+      "Running in {} mode with {} groups using {} file descriptors each (== {} tasks)\n"
+      "Each sender will pass {} messages of {} bytes\n"
+      "Time: {}\n",
+      threads ? "threaded" : "process", groups, 2 * fds,
+      static_cast<std::int64_t>(groups) * 2 * fds, loops, datasize, seconds_ms_truncated(total));
+}
+
+MessagingOutcome run_messaging_command(const CommonOptions& o, const workload::MessagingParams& p,
+                                       const std::string& command, bool simple_format) {
+  Scenario s = make_scenario(o);
+  kernel::Kernel k(s.machine, s.config);
+  const auto t0 = std::chrono::steady_clock::now();
+  MessagingOutcome out;
+  out.result = workload::run_messaging(k, p);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const workload::MessagingResult& r = out.result;
+  const Time total = r.total_time();
+  out.text = command == "hackbench"
+                 ? hackbench_text(p.groups, p.fds, p.loops, p.datasize, p.threads, total)
+                 : perf_messaging_text(p.groups, p.fds, p.threads, total, simple_format);
+  nlohmann::json& j = out.json;
+  j = common_json(command, s, k, wall);
+  j["sim_time_s"] = static_cast<double>(r.stop) / 1e9;  // when the parent reaped the last child
+  j["total_time_s"] = static_cast<double>(total) / 1e9;
+  j["total_time_ns"] = total;
+  j["messages"] = r.messages;
+  j["groups"] = p.groups;
+  j["loops"] = p.loops;
+  j["fds"] = p.fds;
+  j["datasize"] = p.datasize;
+  j["transport"] = transport_name(p.transport);
+  j["mode"] = p.threads ? "thread" : "process";
+  j["tasks"] = r.tasks;
+  j["channel_capacity"] = r.channel_capacity;
+  j["channels"] = stats_json(r.data);
+  return out;
+}
+
+void register_messaging_commands(CLI::App& app) {
+  // ---- perf bench sched messaging ----
+  {
+    struct Opts {
+      CommonOptions common;
+      workload::MessagingParams p;
+      bool pipe = false;
+      std::string format = "default";
+    };
+    auto o = std::make_shared<Opts>();
+    CLI::App* sub = app.add_subcommand(
+        "messaging",
+        "perf bench sched messaging: groups of 20 senders each writing --nr_loops rounds of one\n"
+        "100-byte message to each of the group's 20 receivers over AF_UNIX socket pairs (or "
+        "pipes).\n"
+        "Prints perf's lines, ending \"Total time: X.XXX [sec]\" (milliseconds truncated).");
+    sub->add_option("-g,--group", o->p.groups, "Number of groups")
+        ->capture_default_str()
+        ->check(CLI::Range(1, kMaxGroups));
+    sub->add_option("-l,--nr_loops", o->p.loops, "Number of loops to run")
+        ->capture_default_str()
+        ->check(CLI::Range(std::int64_t{1}, kMaxLoops));
+    sub->add_flag("-p,--pipe", o->pipe, "Use pipe() instead of socketpair()");
+    sub->add_flag("-t,--thread", o->p.threads, "Be multi thread instead of multi process");
+    sub->add_option("--format", o->format,
+                    "Output format: default, or simple (perf bench -f simple: the time alone)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"default", "simple"}));
+    add_common_options(*sub, o->common);
+    sub->callback([o] {
+      workload::MessagingParams p = o->p;
+      p.fds = 20;        // fixed in perf
+      p.datasize = 100;  // DATASIZE
+      p.transport = o->pipe ? workload::Transport::Pipe : workload::Transport::UnixStream;
+      p.reap_in_order = false;  // wait() for any child; pthread_join in order in thread mode
+      p.comm = "sched-messaging";
+      check_size(p, "--group", "fds", "--nr_loops");
+      emit(o->common, run_messaging_command(o->common, p, "messaging", o->format == "simple"));
+    });
+  }
+  // ---- rt-tests hackbench ----
+  {
+    struct Opts {
+      CommonOptions common;
+      workload::MessagingParams p;
+      bool pipe = false, threads = false, process = false;
+    };
+    auto o = std::make_shared<Opts>();
+    CLI::App* sub = app.add_subcommand(
+        "hackbench",
+        "rt-tests hackbench: groups of --fds senders each writing --loops rounds of one message\n"
+        "to each of the group's --fds receivers over AF_UNIX socket pairs (or pipes).\n"
+        "Prints hackbench's lines, ending \"Time: X.XXX\" (milliseconds truncated).");
+    sub->add_flag("-p,--pipe", o->pipe, "Use pipe() instead of socketpair()");
+    sub->add_option("-s,--datasize", o->p.datasize,
+                    "Bytes per message (sockets: up to 3776, a linear skb; pipes: up to 4096). The "
+                    "per-call costs of the machine are used whatever the size")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    sub->add_option("-l,--loops", o->p.loops, "Messages each sender passes to each receiver")
+        ->capture_default_str()
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{2147483647}));
+    sub->add_option("-g,--groups", o->p.groups, "Number of groups")
+        ->capture_default_str()
+        ->check(CLI::Range(1, kMaxGroups));
+    sub->add_option("-f,--fds", o->p.fds, "Senders and receivers per group")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    CLI::Option* t = sub->add_flag("-T,--threads", o->threads, "Use POSIX threads");
+    CLI::Option* pr = sub->add_flag("-P,--process", o->process, "Use fork() (the default)");
+    t->excludes(pr);
+    add_common_options(*sub, o->common);
+    sub->callback([o] {
+      workload::MessagingParams p = o->p;
+      p.transport = o->pipe ? workload::Transport::Pipe : workload::Transport::UnixStream;
+      p.threads = o->threads;
+      p.reap_in_order = true;  // waitpid(child[i]) / pthread_join(child[i]) in creation order
+      p.comm = "hackbench";
+      if (p.transport == workload::Transport::UnixStream && p.datasize > 3776)
+        throw UsageError(fmt::format(
+            "--datasize {}: above 3776 bytes a socket write is a paged skb, which is not modelled "
+            "(use -p for pipes, up to 4096)",
+            p.datasize));
+      check_size(p, "--groups", "--fds", "--loops");
+      emit(o->common, run_messaging_command(o->common, p, "hackbench"));
+    });
+  }
+}
+
+}  // namespace schedtwin::cli

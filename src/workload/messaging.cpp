@@ -1,0 +1,298 @@
+#include "workload/messaging.h"
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "engine/error.h"
+
+namespace schedtwin::workload {
+
+using kernel::Step;
+using kernel::TaskId;
+
+namespace {
+
+constexpr std::int64_t kMaxGroups = 10000;
+constexpr std::int64_t kMaxTasks = 1000000;
+// Far beyond anything that finishes; keeps every count well inside int64.
+constexpr std::int64_t kMaxMessages = 1'000'000'000'000'000;  // 1e15
+
+// A sender or receiver program (perf: sender() / receiver() after ready()).
+class ChildBody final : public kernel::TaskBody {
+ public:
+  ChildBody(Messaging::State* s, int index, int group, int slot, bool sender)
+      : s_(s), index_(index), group_(group), slot_(slot), sender_(sender) {}
+  Step next(TaskId self, Time now) override;
+
+ private:
+  enum class Phase : std::uint8_t { Begin, ReadyCommit, Work, Commit };
+  Messaging::State* s_;
+  int index_;  // creation order among all children
+  int group_;
+  int slot_;  // receiver index in the group (receivers); next receiver to write (senders)
+  bool sender_;
+  bool after_sleep_ = false;
+  Phase phase_ = Phase::Begin;
+  std::int64_t done_ = 0;  // messages written / read
+};
+
+// The parent: fork, collect ready bytes, GO, reap (bench_sched_messaging / hackbench main).
+class ParentBody final : public kernel::TaskBody {
+ public:
+  explicit ParentBody(Messaging::State* s) : s_(s) {}
+  Step next(TaskId self, Time now) override;
+
+ private:
+  enum class Phase : std::uint8_t { Fork, ReadyCommit, Go, Reap, Done };
+  Messaging::State* s_;
+  Phase phase_ = Phase::Fork;
+  int ready_read_ = 0;
+};
+
+}  // namespace
+
+struct Messaging::State {
+  kernel::Kernel& k;
+  KernelWaker waker;
+  MessagingParams p;
+  Time write_cost = 0, read_cost = 0;
+  std::int64_t per_child = 0;  // messages each sender writes / each receiver reads
+  std::vector<Channel> data;   // group * fds + receiver
+  Channel ready;
+  PollBarrier wake;
+  ParentBody parent;
+  std::vector<ChildBody> children;
+  TaskId parent_id = kernel::kNoTask;
+  // reaping
+  std::vector<char> exited;  // per child, in creation order
+  int zombies = 0;           // exited, not yet reaped (wait() in any order)
+  int reaped = 0;
+  int waiting_for = -1;  // the child the sleeping parent waits for; -2: any; -1: not asleep
+  bool started = false;
+  bool finished = false;
+  Time start = 0, stop = 0;
+
+  State(kernel::Kernel& kk, const MessagingParams& pp, const ChannelConfig& dc,
+        const ChannelConfig& rc)
+      : k(kk), waker(kk), p(pp), ready(rc), parent(this) {
+    data.reserve(static_cast<std::size_t>(p.groups) * static_cast<std::size_t>(p.fds));
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(p.groups) * p.fds; ++i)
+      data.emplace_back(dc);
+  }
+  int total_children() const { return 2 * p.groups * p.fds; }
+
+  // do_exit of child `index`: process mode notifies the parent (__wake_up_parent, a sync
+  // wakeup, only if the parent's wait is eligible for this child); thread mode clears the
+  // tid and futex-wakes a pthread_join on it (not sync).
+  void child_exited(int index) {
+    exited[static_cast<std::size_t>(index)] = 1;
+    ++zombies;
+    if (waiting_for == -1) return;
+    if (waiting_for != -2 && waiting_for != index) return;
+    waiting_for = -1;
+    k.wake_up(parent_id, p.threads ? kernel::WF_NONE : kernel::WF_SYNC);
+  }
+};
+
+namespace {
+
+Step ChildBody::next(TaskId self, Time) {
+  Messaging::State& s = *s_;
+  for (;;) {
+    switch (phase_) {
+      case Phase::Begin:  // ready(): write one byte to ready_out ...
+        phase_ = Phase::ReadyCommit;
+        return Step::run(s.write_cost);
+      case Phase::ReadyCommit:
+        if (!s.ready.write(s.waker, self, after_sleep_)) {
+          after_sleep_ = true;
+          return Step::block();
+        }
+        after_sleep_ = false;
+        phase_ = Phase::Work;
+        if (!s.wake.poll(self)) return Step::block();  // ... then poll() the wake fd for GO
+        break;
+      case Phase::Work:
+        if (done_ == s.per_child) {
+          s.child_exited(index_);
+          return Step::exit();
+        }
+        phase_ = Phase::Commit;
+        return Step::run(sender_ ? s.write_cost : s.read_cost);
+      case Phase::Commit: {
+        const std::size_t base =
+            static_cast<std::size_t>(group_) * static_cast<std::size_t>(s.p.fds);
+        Channel& ch = s.data[base + static_cast<std::size_t>(slot_)];
+        if (sender_) {
+          if (!ch.write(s.waker, self, after_sleep_)) {
+            after_sleep_ = true;
+            return Step::block();
+          }
+          after_sleep_ = false;
+          if (++slot_ == s.p.fds) slot_ = 0;  // round robin over the group's receivers
+        } else if (!ch.read(s.waker, self)) {
+          return Step::block();
+        }
+        ++done_;
+        phase_ = Phase::Work;
+        break;
+      }
+    }
+  }
+}
+
+Step ParentBody::next(TaskId self, Time now) {
+  Messaging::State& s = *s_;
+  for (;;) {
+    switch (phase_) {
+      case Phase::Fork: {
+        // group(): per group the receivers, then the senders; fork balancing places them.
+        const int cpu = s.k.task_cpu(self);
+        kernel::TaskAttr attr;
+        attr.name = s.p.comm;
+        for (ChildBody& c : s.children) s.k.create_task(attr, &c, cpu);
+        phase_ = Phase::ReadyCommit;
+        return Step::run(s.read_cost);  // read(readyfds[0], &dummy, 1)
+      }
+      case Phase::ReadyCommit:
+        if (!s.ready.read(s.waker, self)) return Step::block();
+        if (++ready_read_ < s.total_children()) return Step::run(s.read_cost);
+        s.start = now;  // gettimeofday(&start)
+        phase_ = Phase::Go;
+        return Step::run(s.write_cost);  // write(wakefds[1], &dummy, 1)
+      case Phase::Go:
+        s.wake.release(s.waker);
+        phase_ = Phase::Reap;
+        break;
+      case Phase::Reap: {
+        const int total = s.total_children();
+        if (!s.p.threads && !s.p.reap_in_order) {
+          s.reaped += s.zombies;  // wait(): any child
+          s.zombies = 0;
+        } else {
+          while (s.reaped < total && s.exited[static_cast<std::size_t>(s.reaped)]) ++s.reaped;
+        }
+        if (s.reaped == total) {
+          s.stop = now;  // gettimeofday(&stop)
+          s.finished = true;
+          phase_ = Phase::Done;
+          return Step::exit();
+        }
+        s.waiting_for = (!s.p.threads && !s.p.reap_in_order) ? -2 : s.reaped;
+        return Step::block();
+      }
+      case Phase::Done:
+        return Step::exit();
+    }
+  }
+}
+
+ChannelConfig ready_channel_config(const MessagingParams& p, int kernel_version) {
+  ChannelConfig c = data_channel_config(p, kernel_version);
+  c.msg_bytes = 1;
+  c.skb_truesize = p.skb_truesize > 0 ? p.skb_truesize : unix_skb_truesize(1);
+  return c;
+}
+
+}  // namespace
+
+void validate(const MessagingParams& p) {
+  auto bad = [](const std::string& what) { throw InputError("messaging: " + what); };
+  if (p.groups < 1 || p.groups > kMaxGroups)
+    bad(fmt::format("groups must be in 1..{}", kMaxGroups));
+  if (p.fds < 1) bad("fds must be >= 1");
+  if (p.loops < 1) bad("loops must be >= 1");
+  const std::int64_t tasks = 2 * static_cast<std::int64_t>(p.groups) * p.fds;
+  if (tasks > kMaxTasks)
+    bad(fmt::format("{} tasks (2 * groups * fds) exceed the limit of {}", tasks, kMaxTasks));
+  const __int128 msgs = static_cast<__int128>(p.groups) * p.fds * p.fds * p.loops;
+  if (msgs > kMaxMessages) bad("groups * fds * fds * loops exceeds 1e15 messages");
+  if (p.transport == Transport::UnixStream) {
+    if (unix_skb_truesize(p.datasize) == 0)
+      bad("datasize must be in 1..3776 bytes for AF_UNIX sockets");
+    if (p.sndbuf < 2 || p.skb_truesize < 0) bad("sndbuf must be >= 2 and skb_truesize >= 0");
+  } else {
+    if (p.datasize < 1 || p.datasize > p.page_size)
+      bad(fmt::format("datasize must be in 1..{} bytes for pipes", p.page_size));
+    if (p.pipe_buffers < 1) bad("pipe_buffers must be >= 1");
+  }
+}
+
+ChannelConfig data_channel_config(const MessagingParams& p, int kernel_version) {
+  ChannelConfig c;
+  c.transport = p.transport;
+  c.msg_bytes = p.datasize;
+  c.sndbuf = p.sndbuf;
+  c.skb_truesize = p.skb_truesize > 0 ? p.skb_truesize : unix_skb_truesize(p.datasize);
+  c.pipe_buffers = p.pipe_buffers;
+  c.page_size = p.page_size;
+  c.pipe_rules = kernel_version < 505 ? PipeWakeRules::SingleQueue : PipeWakeRules::SplitExclusive;
+  return c;
+}
+
+Messaging::Messaging(kernel::Kernel& k, const MessagingParams& p) {
+  validate(p);
+  const int version = k.profile().version;
+  s_ = std::make_unique<State>(k, p, data_channel_config(p, version),
+                               ready_channel_config(p, version));
+  const machine::CostModel& c = k.machine().costs;
+  const bool sock = p.transport == Transport::UnixStream;
+  s_->write_cost = sock ? c.socket_write.ns : c.pipe_write.ns;
+  s_->read_cost = sock ? c.socket_read.ns : c.pipe_read.ns;
+  s_->per_child = static_cast<std::int64_t>(p.fds) * p.loops;
+  const int total = s_->total_children();
+  s_->children.reserve(static_cast<std::size_t>(total));  // bodies never move once created
+  for (int g = 0, idx = 0; g < p.groups; ++g) {
+    for (int r = 0; r < p.fds; ++r) s_->children.emplace_back(s_.get(), idx++, g, r, false);
+    for (int i = 0; i < p.fds; ++i) s_->children.emplace_back(s_.get(), idx++, g, 0, true);
+  }
+  s_->exited.assign(static_cast<std::size_t>(total), 0);
+}
+
+Messaging::~Messaging() = default;
+
+void Messaging::start() {
+  if (s_->started) throw std::logic_error("Messaging::start called twice");
+  s_->started = true;
+  kernel::TaskAttr attr;
+  attr.name = s_->p.comm;
+  s_->parent_id = s_->k.create_task(attr, &s_->parent, 0);
+}
+
+bool Messaging::finished() const { return s_->finished; }
+
+const Channel& Messaging::data_channel(int group, int receiver) const {
+  return s_->data.at(static_cast<std::size_t>(group) * static_cast<std::size_t>(s_->p.fds) +
+                     static_cast<std::size_t>(receiver));
+}
+
+MessagingResult Messaging::result() const {
+  MessagingResult r;
+  r.start = s_->start;
+  r.stop = s_->stop;
+  r.tasks = s_->total_children();
+  for (const Channel& c : s_->data) r.data += c.stats();
+  r.messages = static_cast<std::uint64_t>(r.data.reads);
+  r.channel_capacity = s_->data.empty() ? 0 : s_->data.front().capacity();
+  r.ready = s_->ready.stats();
+  return r;
+}
+
+MessagingResult run_messaging(kernel::Kernel& k, const MessagingParams& p) {
+  Messaging m(k, p);
+  m.start();
+  std::uint64_t seen = k.events();
+  while (!m.finished()) {
+    // A running task always has a tick or a step event within a second, so a second
+    // without events means every task sleeps for good.
+    k.run_until(k.now() + kNsPerSec);
+    if (!m.finished() && k.events() == seen)
+      throw std::logic_error("messaging: every task is asleep before the run finished");
+    seen = k.events();
+  }
+  return m.result();
+}
+
+}  // namespace schedtwin::workload

@@ -1,0 +1,161 @@
+// `schedtwin messaging` / `schedtwin hackbench`: the tools' output lines byte for byte, the
+// millisecond truncation, the JSON document, exit statuses, and determinism of the binary.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "cli/messaging_cmd.h"
+#include "machine/machine_file.h"
+
+using namespace schedtwin;
+using namespace schedtwin::cli;
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+// Runs the binary with `args` (stderr discarded) and returns its exit status and stdout.
+Result run_bin(const std::string& args) {
+  Result r;
+  std::string cmd = std::string(SCHEDTWIN_BIN) + " " + args + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  int st = pclose(f);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("schedtwin-cli-msg-" + std::to_string(getpid()) + "-" + name))
+      .string();
+}
+
+bool have_preset(const char* name) {
+  for (const std::string& n : machine::preset_names())
+    if (n == name) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(MessagingText, MillisecondsAreTruncated) {
+  EXPECT_EQ(seconds_ms_truncated(0), "0.000");
+  EXPECT_EQ(seconds_ms_truncated(308'999'999), "0.308");
+  EXPECT_EQ(seconds_ms_truncated(999'999), "0.000");
+  EXPECT_EQ(seconds_ms_truncated(1'999'999'999), "1.999");
+  EXPECT_EQ(seconds_ms_truncated(12'001'000'000), "12.001");
+}
+
+TEST(MessagingText, PerfDefaultAndSimpleFormats) {
+  EXPECT_EQ(perf_messaging_text(10, 20, false, 308'999'999, false),
+            "# Running 'sched/messaging' benchmark:\n"
+            "# 20 sender and receiver processes per group\n"
+            "# 10 groups == 400 processes run\n"
+            "\n"
+            "     Total time: 0.308 [sec]\n");
+  EXPECT_EQ(perf_messaging_text(1, 20, true, 2'500'000, false),
+            "# Running 'sched/messaging' benchmark:\n"
+            "# 20 sender and receiver threads per group\n"
+            "# 1 groups == 40 threads run\n"
+            "\n"
+            "     Total time: 0.002 [sec]\n");
+  EXPECT_EQ(perf_messaging_text(10, 20, false, 308'999'999, true), "0.308\n");
+}
+
+TEST(MessagingText, HackbenchFormat) {
+  EXPECT_EQ(hackbench_text(10, 20, 100, 100, false, 890'400'000),
+            "Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)\n"
+            "Each sender will pass 100 messages of 100 bytes\n"
+            "Time: 0.890\n");
+  EXPECT_EQ(hackbench_text(2, 5, 7, 64, true, 1'000'000'000),
+            "Running in threaded mode with 2 groups using 10 file descriptors each (== 20 tasks)\n"
+            "Each sender will pass 7 messages of 64 bytes\n"
+            "Time: 1.000\n");
+}
+
+TEST(MessagingCli, RunsOnAPresetAndWritesJson) {
+  if (!have_preset("hikey")) GTEST_SKIP() << "hikey preset not available";
+  const std::string json = temp_path("run.json");
+  std::filesystem::remove(json);
+  Result r = run_bin("messaging -g 1 -l 10 --machine hikey --json " + json);
+  ASSERT_EQ(r.rc, 0);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(r.out, m,
+                               std::regex("# Running 'sched/messaging' benchmark:\n"
+                                          "# 20 sender and receiver processes per group\n"
+                                          "# 1 groups == 40 processes run\n"
+                                          "\n"
+                                          "     Total time: ([0-9]+\\.[0-9]{3}) \\[sec\\]\n")))
+      << r.out;
+  std::ifstream f(json);
+  ASSERT_TRUE(f.good());
+  nlohmann::json j = nlohmann::json::parse(f);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["command"], "messaging");
+  EXPECT_EQ(j["machine"], "hikey");
+  EXPECT_EQ(j["kernel"], "v5.4");
+  EXPECT_EQ(j["seed"], 1);
+  EXPECT_TRUE(j["features"].is_array());
+  EXPECT_EQ(j["messages"], 1 * 20 * 20 * 10);
+  EXPECT_EQ(j["groups"], 1);
+  EXPECT_EQ(j["loops"], 10);
+  EXPECT_GT(j["events"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(j["wall_time_s"].get<double>(), 0.0);
+  // The printed time is total_time_ns truncated to the millisecond.
+  EXPECT_EQ(m[1].str(), seconds_ms_truncated(j["total_time_ns"].get<Time>()));
+  EXPECT_DOUBLE_EQ(j["total_time_s"].get<double>(), j["total_time_ns"].get<double>() / 1e9);
+  EXPECT_GE(j["sim_time_s"].get<double>(), j["total_time_s"].get<double>());
+  EXPECT_FALSE(std::filesystem::exists(json + ".tmp"));
+  std::filesystem::remove(json);
+}
+
+TEST(MessagingCli, SameSeedSameOutput) {
+  if (!have_preset("hikey")) GTEST_SKIP() << "hikey preset not available";
+  for (const char* args : {"messaging -g 2 -l 20 --machine hikey --seed 3",
+                           "messaging -g 2 -l 20 -p -t --machine hikey --kernel v5.7",
+                           "hackbench -g 2 -f 5 -l 30 -T --machine hikey"}) {
+    Result a = run_bin(args), b = run_bin(args);
+    EXPECT_EQ(a.rc, 0) << args;
+    EXPECT_EQ(a.out, b.out) << args;
+  }
+}
+
+TEST(MessagingCli, HackbenchPrintsItsThreeLines) {
+  if (!have_preset("hikey")) GTEST_SKIP() << "hikey preset not available";
+  Result r = run_bin("hackbench -p -g 2 -f 4 -l 25 -s 64 --machine hikey");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_TRUE(std::regex_match(
+      r.out,
+      std::regex(
+          "Running in process mode with 2 groups using 8 file descriptors each \\(== 16 tasks\\)\n"
+          "Each sender will pass 25 messages of 64 bytes\n"
+          "Time: [0-9]+\\.[0-9]{3}\n")))
+      << r.out;
+}
+
+TEST(MessagingCli, UsageErrorsExitTwoAndBadInputOne) {
+  EXPECT_EQ(run_bin("messaging -g 0").rc, 2);
+  EXPECT_EQ(run_bin("messaging -l 0").rc, 2);
+  EXPECT_EQ(run_bin("messaging --fds 3").rc, 2);  // perf has no fds option
+  EXPECT_EQ(run_bin("hackbench -T -P").rc, 2);
+  EXPECT_EQ(run_bin("hackbench -g 10000 -f 100").rc, 2);  // 2 000 000 tasks
+  EXPECT_EQ(run_bin("hackbench -s 4000").rc, 2);          // paged socket skb
+  const std::string json = temp_path("bad.json");
+  std::filesystem::remove(json);
+  EXPECT_EQ(run_bin("messaging -g 1 -l 1 --machine no-such-machine --json " + json).rc, 1);
+  EXPECT_FALSE(std::filesystem::exists(json));
+  EXPECT_EQ(run_bin("messaging -g 1 -l 1 --kernel v9.9").rc, 1);
+}
