@@ -16,8 +16,9 @@ namespace schedtwin::cli {
 
 namespace {
 
-// A run without "duration" ends when every thread has exited; this bounds it.
-constexpr Time kMaxUnboundedRun = 3600 * kNsPerSec;
+// A task set without "duration" ends when every thread has exited, or at this bound
+// (rt-app itself would run on until interrupted).
+constexpr Time kMaxUnboundedRun = 60 * kNsPerSec;
 
 nlohmann::json summary_json(const std::vector<double>& v) {
   metrics::Summary s = metrics::summarize(v);
@@ -52,6 +53,7 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   kernel::Kernel k(sc.machine, sc.config);
   workload::rtapp::Runner runner(cfg, k);
   Time end = runner.end_time();
+  if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
   k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -114,6 +116,10 @@ void register_rtapp_command(CLI::App& app) {
       "textogram of wu_lat over 0-1000 us in 10 bins. Logs go to --logdir, else the file's logdir.");
   sub->add_option("taskset", o->taskset, "rt-app JSON task set")->required();
   add_common_options(*sub, o->common);
+  sub->add_option("--duration", o->common.duration_s,
+                  "Simulated seconds to run, overriding the file's duration (a file without one stops "
+                  "when its threads end, at most after 60 s)")
+      ->check(CLI::Range(0.001, 3600.0));
   sub->add_option("--logdir", o->logdir,
                   "Write the logs here (created once the input is valid) instead of the file's logdir");
   sub->callback([o] {

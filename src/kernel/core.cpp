@@ -549,6 +549,7 @@ void KernelImpl::move_task(TaskId id, int dest) {
   Rq& srq = cpu_rq(src);
   update_curr(srq.cfs);
   dequeue_task_fair(srq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
+  if (srq.cfs.curr == &t.se) srq.cfs.curr = nullptr;  // put_prev_task: it no longer runs here
   update_load_avg(srq.cfs, t.se, 0);
   detach_entity_load_avg(srq.cfs, t.se);
   t.se.avg.last_update_time = 0;

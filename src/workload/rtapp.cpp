@@ -329,6 +329,7 @@ struct Runner::Impl {
     const TaskDesc* d = nullptr;
     int idx = 0;
     TaskId id = kernel::kNoTask;
+    std::vector<int> affinity;  // as last applied; empty = all CPUs
     Time t_first = 0;
     std::vector<TimerState> timers;  // by Config::timers index (unique ones are per thread)
     // position
@@ -358,8 +359,13 @@ struct Runner::Impl {
     t.it_start = now;
     t.perf = t.run_ns = t.slack = t.wu_lat_ns = t.c_duration = t.c_period = 0;
     t.missed = false;
+    // A phase's cpus apply for that phase; otherwise the task-level value is re-applied.
     const Phase& ph = t.d->phases[t.phase];
-    if (ph.cpus) k.set_affinity(t.id, *ph.cpus);
+    const std::vector<int>& want = ph.cpus ? *ph.cpus : t.d->cpus;
+    if (want != t.affinity) {
+      t.affinity = want;
+      k.set_affinity(t.id, want);
+    }
   }
 
   static std::uint64_t to_us(Time ns) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) / 1000.0)); }
@@ -578,6 +584,7 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Im
       th->d = &d;
       th->idx = idx;
       th->timers.resize(cfg.timers.size());
+      th->affinity = d.cpus;
       kernel::TaskAttr attr;
       attr.name = fmt::format("{}-{}", d.name, idx);
       attr.policy = d.policy;
