@@ -1,0 +1,131 @@
+// End-to-end tests of `schedtwin rt-app` and `schedtwin reproduce`: exit codes, one-line
+// errors, no log directory on bad input, byte-identical output for a seed, log shape.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result run(const std::string& args, const fs::path& dir) {
+  fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::string cmd = std::string(SCHEDTWIN_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
+  int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+}
+
+fs::path tmpdir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("schedtwin-cli-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const std::string kSchedIdle = std::string(SCHEDTWIN_SOURCE_DIR) + "/examples/rt-app/lkml/sched-idle.json";
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST(CliRtApp, SchedIdleRunWritesRtAppLogsAndSummary) {
+  fs::path d = tmpdir("logs");
+  Result r = run("rt-app " + kSchedIdle + " --machine hikey --kernel v5.4 --logdir " + (d / "logs").string() +
+                     " --json " + (d / "r.json").string(),
+                 d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cfs_thread wu_lat (us), 8 threads:\nN\tmin\tmax\tsum\tmean\tstddev\n"), std::string::npos);
+  EXPECT_NE(r.out.find("   0 - 100  : "), std::string::npos);
+  EXPECT_NE(r.out.find("idle_thread      CPUs "), std::string::npos);
+  for (int i = 0; i < 13; ++i) {
+    std::string name = i < 8 ? "cfs_thread" : "idle_thread";
+    fs::path log = d / "logs" / ("rt-app-" + name + "-" + std::to_string(i) + ".log");
+    ASSERT_TRUE(fs::exists(log)) << log;
+    std::string text = slurp(log);
+    EXPECT_EQ(text.substr(0, 5), "#idx ");
+    if (i < 8) {
+      // 5 s / 7.777 ms = 643 periods; the last incomplete one is not logged.
+      int rows = count_lines(text) - 1;
+      EXPECT_GE(rows, 611);
+      EXPECT_LE(rows, 675);
+    }
+  }
+  std::string json = slurp(d / "r.json");
+  for (const char* key : {"\"schema_version\"", "\"wu_lat_us\"", "\"slack_us\"", "\"p99\"", "\"events\"",
+                          "\"SIS_SCHED_IDLE_FALLBACK\""})
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  fs::remove_all(d);
+}
+
+TEST(CliRtApp, SameSeedGivesByteIdenticalOutputAndLogs) {
+  fs::path d = tmpdir("det");
+  std::string common = "rt-app " + kSchedIdle + " --machine hikey --kernel v5.3 --seed 3 --logdir ";
+  Result a = run(common + (d / "a").string(), d);
+  Result b = run(common + (d / "b").string(), d);
+  ASSERT_EQ(a.status, 0);
+  ASSERT_EQ(b.status, 0);
+  EXPECT_EQ(a.out, b.out);
+  for (const auto& e : fs::directory_iterator(d / "a"))
+    EXPECT_EQ(slurp(e.path()), slurp(d / "b" / e.path().filename())) << e.path();
+  fs::remove_all(d);
+}
+
+TEST(CliRtApp, BadInputIsOneLineWithStatusAndNoLogDir) {
+  fs::path d = tmpdir("bad");
+  fs::path bad = d / "bad.json";
+  std::ofstream(bad) << "{\"tasks\": {\"t\": {\"run\": 5, \"bogus\": 1}}}";
+  struct Case {
+    std::string args;
+    int status;
+    std::string needle;
+  };
+  std::vector<Case> cases = {
+      {"rt-app " + bad.string(), 1, "bad.json:1:29: unknown key \"bogus\""},
+      {"rt-app " + (d / "missing.json").string(), 1, "missing.json: cannot open file"},
+      {"rt-app " + kSchedIdle + " --machine nosuch", 1, "unknown"},
+      {"rt-app " + kSchedIdle + " --features NO_SUCH_FLAG", 1, "--features: unknown feature 'NO_SUCH_FLAG'"},
+      {"rt-app " + kSchedIdle + " --kernel v9.9", 1, "--kernel: unknown kernel profile 'v9.9'"},
+      {"rt-app " + kSchedIdle + " --seed notanumber", 2, "--seed"},
+      {"rt-app", 2, "taskset"},
+      {"no-such-command", 2, ""},
+  };
+  for (const Case& c : cases) {
+    Result r = run(c.args + " --logdir " + (d / "logs").string(), d);
+    if (c.args == "no-such-command") r = run(c.args, d);
+    EXPECT_EQ(r.status, c.status) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << c.args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(d / "logs")) << c.args;
+  }
+  // A --logdir that exists as a file.
+  std::ofstream(d / "afile") << "x";
+  Result r = run("rt-app " + kSchedIdle + " --logdir " + (d / "afile").string(), d);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("exists and is not a directory"), std::string::npos) << r.err;
+  fs::remove_all(d);
+}
+
+TEST(CliReproduce, SchedIdleFallbackPrintsPublishedBesideSimulated) {
+  fs::path d = tmpdir("repro");
+  Result r = run("reproduce sched-idle-fallback --runs 1", d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("8 CFS + 5 SCHED_IDLE, without change (v5.3)"), std::string::npos);
+  EXPECT_NE(r.out.find("1116.7"), std::string::npos);
+  EXPECT_NE(r.out.find("mean wu_lat falls with the change"), std::string::npos);
+  fs::remove_all(d);
+}
