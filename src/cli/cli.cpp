@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "schedtwin 0.1.0");
   register_machine_commands(app);
+  register_domains_command(app);
   register_rtapp_command(app);
   register_messaging_commands(app);
   register_reproduce_command(app);

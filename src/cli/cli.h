@@ -24,6 +24,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o);
 // Each subcommand lives in its own file and registers itself here.
 void register_machine_commands(CLI::App& app);
 void register_rtapp_command(CLI::App& app);
+void register_domains_command(CLI::App& app);  // after register_machine_commands
 void register_messaging_commands(CLI::App& app);
 void register_reproduce_command(CLI::App& app);
 

@@ -1,0 +1,27 @@
+// `schedtwin machine domains NAME|FILE`: the sched domains the kernel model builds, in
+// the shape of the kernel's sched_verbose boot log, to compare with a real dmesg.
+#include <iostream>
+
+#include "cli/cli.h"
+#include "kernel/kernel.h"
+#include "machine/machine_file.h"
+
+namespace schedtwin::cli {
+
+void register_domains_command(CLI::App& app) {
+  struct Opts {
+    std::string machine;
+    std::string kernel = "v5.4";
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* sub = app.get_subcommand("machine")->add_subcommand(
+      "domains", "Print the sched domains and groups like the kernel's sched_verbose boot log");
+  sub->add_option("machine", o->machine, "Preset name or machine file")->required();
+  sub->add_option("--kernel", o->kernel, "Kernel profile")->capture_default_str();
+  sub->callback([o] {
+    machine::Machine m = machine::load_machine(o->machine);
+    std::cout << kernel::sched_domains_text(m, kernel::make_profile(o->kernel));
+  });
+}
+
+}  // namespace schedtwin::cli
