@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/run_common.h"
 #include "engine/error.h"
 #include "machine/capture.h"
 #include "machine/machine_file.h"
@@ -158,29 +159,6 @@ void show_text(const Machine& m) {
   fmt::print("  source: {}\n", m.build.source);
 }
 
-// Writes text to path through a temporary file in the same directory, so that an error never
-// leaves a half-written file behind.
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("--out {}: cannot create file", path));
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw InputError(fmt::format("--out {}: write failed", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw InputError(fmt::format("--out {}: cannot write file ({})", path, ec.message()));
-  }
-}
-
 struct MachineOptions {
   std::string show_name;
   bool show_json = false;
@@ -244,7 +222,7 @@ void register_machine_commands(CLI::App& app) {
     if (opt->out.empty())
       fmt::print("{}", text);
     else
-      write_file_atomically(opt->out, text);
+      write_file_atomically(opt->out, text, "--out");
   });
 }
 

@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "engine/error.h"
@@ -36,17 +36,24 @@ nlohmann::json common_json(const std::string& command, const Scenario& s, const 
   return j;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
+void write_file_atomically(const std::string& path, const std::string& text, std::string_view option) {
+  const std::string tmp = path + ".tmp";
   {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(fmt::format("{}: cannot write file", path));
-    f << text;
-    if (!f.flush()) throw InputError(fmt::format("{}: write failed", path));
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("{} {}: cannot create file", option, path));
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw InputError(fmt::format("{} {}: write failed", option, path));
+    }
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw InputError(fmt::format("{}: cannot write file", path));
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw InputError(fmt::format("{} {}: cannot write file ({})", option, path, ec.message()));
   }
 }
 

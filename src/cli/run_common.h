@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "cli/cli.h"
 #include "kernel/kernel.h"
@@ -22,7 +23,9 @@ Scenario make_scenario(const CommonOptions& o);
 nlohmann::json common_json(const std::string& command, const Scenario& s, const kernel::Kernel& k,
                            double wall_time_s);
 
-// Writes text to path through a temporary file and a rename (nothing half-written).
-void write_file_atomically(const std::string& path, const std::string& text);
+// Writes text to path through a temporary file and a rename (nothing half-written); errors
+// name the option that gave the path ("--json", "--out").
+void write_file_atomically(const std::string& path, const std::string& text,
+                           std::string_view option = "--json");
 
 }  // namespace schedtwin::cli
