@@ -1,5 +1,6 @@
 // End-to-end: `schedtwin machine list|show|capture` run as a program (SCHEDTWIN_BIN).
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -18,8 +19,10 @@ struct Result {
   std::string out, err;
 };
 
+// One directory per test process: ctest runs the tests of this file in parallel.
 fs::path temp_dir() {
-  fs::path d = fs::path(::testing::TempDir()) / "schedtwin_cli_machine_test";
+  fs::path d = fs::path(::testing::TempDir()) /
+               ("schedtwin_cli_machine_test-" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
 }
