@@ -17,6 +17,10 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--seed", o.seed, "Random seed")->capture_default_str();
   sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(CLI::Range(100, 1000));
   sub.add_option("--json", o.json_out, "Write all figures of the run as one JSON document to FILE");
+  sub.add_flag("--lb-stats", o.lb_stats,
+               "Print the load balancer's group classification counts (state x nr_running, as "
+               "the runnable_avg series counted them) after the run; also in --json");
+  sub.add_flag("--schedstat", o.schedstat, "Print /proc/schedstat (version 15) as it reads at the end of the run");
 }
 
 int main(int argc, char** argv) {
@@ -28,6 +32,7 @@ int main(int argc, char** argv) {
   register_rtapp_command(app);
   register_messaging_commands(app);
   register_reproduce_command(app);
+  register_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

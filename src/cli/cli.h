@@ -18,6 +18,8 @@ struct CommonOptions {
   int hz = 0;                     // 0: the machine's build
   std::string json_out;           // --json FILE
   double duration_s = 0;          // subcommands with a --duration option; 0: the workload's own
+  bool lb_stats = false;          // --lb-stats: group classification table
+  bool schedstat = false;         // --schedstat: /proc/schedstat at the end of the run
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
 
@@ -27,5 +29,6 @@ void register_rtapp_command(CLI::App& app);
 void register_domains_command(CLI::App& app);  // after register_machine_commands
 void register_messaging_commands(CLI::App& app);
 void register_reproduce_command(CLI::App& app);
+void register_compare_command(CLI::App& app);
 
 }  // namespace schedtwin::cli

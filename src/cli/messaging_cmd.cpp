@@ -111,95 +111,101 @@ MessagingOutcome run_messaging_command(const CommonOptions& o, const workload::M
   j["tasks"] = r.tasks;
   j["channel_capacity"] = r.channel_capacity;
   j["channels"] = stats_json(r.data);
+  add_kernel_reports(o, k, out.text, j);
   return out;
+}
+
+void add_messaging_options(CLI::App& sub, MessagingArgs& a) {
+  sub.add_option("-g,--group", a.p.groups, "Number of groups")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxGroups));
+  sub.add_option("-l,--nr_loops", a.p.loops, "Number of loops to run")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, kMaxLoops));
+  sub.add_flag("-p,--pipe", a.pipe, "Use pipe() instead of socketpair()");
+  sub.add_flag("-t,--thread", a.threads, "Be multi thread instead of multi process");
+  sub.add_option("--format", a.format,
+                 "Output format: default, or simple (perf bench -f simple: the time alone)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"default", "simple"}));
+  add_common_options(sub, a.common);
+}
+
+workload::MessagingParams messaging_params(const MessagingArgs& a) {
+  workload::MessagingParams p = a.p;
+  p.threads = a.threads;
+  p.fds = 20;        // fixed in perf
+  p.datasize = 100;  // DATASIZE
+  p.transport = a.pipe ? workload::Transport::Pipe : workload::Transport::UnixStream;
+  p.reap_in_order = false;  // wait() for any child; pthread_join in order in thread mode
+  p.comm = "sched-messaging";
+  check_size(p, "--group", "fds", "--nr_loops");
+  return p;
+}
+
+void add_hackbench_options(CLI::App& sub, MessagingArgs& a) {
+  sub.add_flag("-p,--pipe", a.pipe, "Use pipe() instead of socketpair()");
+  sub.add_option("-s,--datasize", a.p.datasize,
+                 "Bytes per message (sockets: up to 3776, a linear skb; pipes: up to 4096). The "
+                 "per-call costs of the machine are used whatever the size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  sub.add_option("-l,--loops", a.p.loops, "Messages each sender passes to each receiver")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{2147483647}));
+  sub.add_option("-g,--groups", a.p.groups, "Number of groups")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxGroups));
+  sub.add_option("-f,--fds", a.p.fds, "Senders and receivers per group")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  CLI::Option* t = sub.add_flag("-T,--threads", a.threads, "Use POSIX threads");
+  CLI::Option* pr = sub.add_flag("-P,--process", a.process, "Use fork() (the default)");
+  t->excludes(pr);
+  add_common_options(sub, a.common);
+}
+
+workload::MessagingParams hackbench_params(const MessagingArgs& a) {
+  workload::MessagingParams p = a.p;
+  p.transport = a.pipe ? workload::Transport::Pipe : workload::Transport::UnixStream;
+  p.threads = a.threads;
+  p.reap_in_order = true;  // waitpid(child[i]) / pthread_join(child[i]) in creation order
+  p.comm = "hackbench";
+  if (p.transport == workload::Transport::UnixStream && p.datasize > 3776)
+    throw UsageError(fmt::format(
+        "--datasize {}: above 3776 bytes a socket write is a paged skb, which is not modelled "
+        "(use -p for pipes, up to 4096)",
+        p.datasize));
+  check_size(p, "--groups", "--fds", "--loops");
+  return p;
 }
 
 void register_messaging_commands(CLI::App& app) {
   // ---- perf bench sched messaging ----
   {
-    struct Opts {
-      CommonOptions common;
-      workload::MessagingParams p;
-      bool pipe = false;
-      std::string format = "default";
-    };
-    auto o = std::make_shared<Opts>();
+    auto o = std::make_shared<MessagingArgs>();
     CLI::App* sub = app.add_subcommand(
         "messaging",
         "perf bench sched messaging: groups of 20 senders each writing --nr_loops rounds of one\n"
         "100-byte message to each of the group's 20 receivers over AF_UNIX socket pairs (or "
         "pipes).\n"
         "Prints perf's lines, ending \"Total time: X.XXX [sec]\" (milliseconds truncated).");
-    sub->add_option("-g,--group", o->p.groups, "Number of groups")
-        ->capture_default_str()
-        ->check(CLI::Range(1, kMaxGroups));
-    sub->add_option("-l,--nr_loops", o->p.loops, "Number of loops to run")
-        ->capture_default_str()
-        ->check(CLI::Range(std::int64_t{1}, kMaxLoops));
-    sub->add_flag("-p,--pipe", o->pipe, "Use pipe() instead of socketpair()");
-    sub->add_flag("-t,--thread", o->p.threads, "Be multi thread instead of multi process");
-    sub->add_option("--format", o->format,
-                    "Output format: default, or simple (perf bench -f simple: the time alone)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"default", "simple"}));
-    add_common_options(*sub, o->common);
+    add_messaging_options(*sub, *o);
     sub->callback([o] {
-      workload::MessagingParams p = o->p;
-      p.fds = 20;        // fixed in perf
-      p.datasize = 100;  // DATASIZE
-      p.transport = o->pipe ? workload::Transport::Pipe : workload::Transport::UnixStream;
-      p.reap_in_order = false;  // wait() for any child; pthread_join in order in thread mode
-      p.comm = "sched-messaging";
-      check_size(p, "--group", "fds", "--nr_loops");
-      emit(o->common, run_messaging_command(o->common, p, "messaging", o->format == "simple"));
+      emit(o->common, run_messaging_command(o->common, messaging_params(*o), "messaging",
+                                            o->format == "simple"));
     });
   }
   // ---- rt-tests hackbench ----
   {
-    struct Opts {
-      CommonOptions common;
-      workload::MessagingParams p;
-      bool pipe = false, threads = false, process = false;
-    };
-    auto o = std::make_shared<Opts>();
+    auto o = std::make_shared<MessagingArgs>();
     CLI::App* sub = app.add_subcommand(
         "hackbench",
         "rt-tests hackbench: groups of --fds senders each writing --loops rounds of one message\n"
         "to each of the group's --fds receivers over AF_UNIX socket pairs (or pipes).\n"
         "Prints hackbench's lines, ending \"Time: X.XXX\" (milliseconds truncated).");
-    sub->add_flag("-p,--pipe", o->pipe, "Use pipe() instead of socketpair()");
-    sub->add_option("-s,--datasize", o->p.datasize,
-                    "Bytes per message (sockets: up to 3776, a linear skb; pipes: up to 4096). The "
-                    "per-call costs of the machine are used whatever the size")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
-    sub->add_option("-l,--loops", o->p.loops, "Messages each sender passes to each receiver")
-        ->capture_default_str()
-        ->check(CLI::Range(std::int64_t{1}, std::int64_t{2147483647}));
-    sub->add_option("-g,--groups", o->p.groups, "Number of groups")
-        ->capture_default_str()
-        ->check(CLI::Range(1, kMaxGroups));
-    sub->add_option("-f,--fds", o->p.fds, "Senders and receivers per group")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
-    CLI::Option* t = sub->add_flag("-T,--threads", o->threads, "Use POSIX threads");
-    CLI::Option* pr = sub->add_flag("-P,--process", o->process, "Use fork() (the default)");
-    t->excludes(pr);
-    add_common_options(*sub, o->common);
-    sub->callback([o] {
-      workload::MessagingParams p = o->p;
-      p.transport = o->pipe ? workload::Transport::Pipe : workload::Transport::UnixStream;
-      p.threads = o->threads;
-      p.reap_in_order = true;  // waitpid(child[i]) / pthread_join(child[i]) in creation order
-      p.comm = "hackbench";
-      if (p.transport == workload::Transport::UnixStream && p.datasize > 3776)
-        throw UsageError(fmt::format(
-            "--datasize {}: above 3776 bytes a socket write is a paged skb, which is not modelled "
-            "(use -p for pipes, up to 4096)",
-            p.datasize));
-      check_size(p, "--groups", "--fds", "--loops");
-      emit(o->common, run_messaging_command(o->common, p, "hackbench"));
-    });
+    add_hackbench_options(*sub, *o);
+    sub->callback([o] { emit(o->common, run_messaging_command(o->common, hackbench_params(*o), "hackbench")); });
   }
 }
 

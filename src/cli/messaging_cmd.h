@@ -33,6 +33,20 @@ std::string perf_messaging_text(int groups, int fds, bool threads, Time total, b
 std::string hackbench_text(int groups, int fds, std::int64_t loops, int datasize, bool threads,
                            Time total);
 
+// The command lines of `messaging` and `hackbench`; compare parses its ARGS with the same
+// definitions. Options are defined on `sub` bound to `a`; *_params() turn what was parsed into the
+// workload's parameters (UsageError on cross-option limits).
+struct MessagingArgs {
+  CommonOptions common;
+  workload::MessagingParams p;
+  bool pipe = false, threads = false, process = false;
+  std::string format = "default";  // messaging only: default | simple
+};
+void add_messaging_options(CLI::App& sub, MessagingArgs& a);
+workload::MessagingParams messaging_params(const MessagingArgs& a);
+void add_hackbench_options(CLI::App& sub, MessagingArgs& a);
+workload::MessagingParams hackbench_params(const MessagingArgs& a);
+
 struct MessagingOutcome {
   workload::MessagingResult result;
   std::string text;     // the tool's stdout

@@ -77,7 +77,7 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   txt += fmt::format("rt-app {} on {} ({} CPUs), kernel {}, seed {}: {:.3f} s simulated\n", taskset,
                      sc.machine.name, sc.machine.nr_cpus(), sc.config.profile.name, sc.config.seed,
                      static_cast<double>(k.now()) / 1e9);
-  txt += "placed at fork (no load balancing yet: tasks move only at wakeup and fork):\n";
+  txt += "placed at fork (wakeups and load balancing may move them later):\n";
   for (const auto& name : out.task_order)
     txt += fmt::format("  {:<16} CPUs {}\n", name, cpu_list(out.fork_cpus[name]));
   for (const auto& name : out.timer_tasks) {
@@ -93,6 +93,7 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
     j["tasks"][name]["slack_us"] = summary_json(out.slack_us[name]);
     j["tasks"][name]["fork_cpus"] = out.fork_cpus[name];
   }
+  add_kernel_reports(o, k, txt, j);
   out.json = std::move(j);
 
   if (!logdir.empty() && cfg.logs) {
@@ -102,26 +103,25 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   return out;
 }
 
+void add_rtapp_options(CLI::App& sub, RtAppArgs& a) {
+  sub.add_option("taskset", a.taskset, "rt-app JSON task set")->required();
+  add_common_options(sub, a.common);
+  sub.add_option("--duration", a.common.duration_s,
+                 "Simulated seconds to run, overriding the file's duration (a file without one stops "
+                 "when its threads end, at most after 60 s)")
+      ->check(CLI::Range(0.001, 3600.0));
+  sub.add_option("--logdir", a.logdir,
+                 "Write the logs here (created once the input is valid) instead of the file's logdir");
+}
+
 void register_rtapp_command(CLI::App& app) {
-  struct Opts {
-    CommonOptions common;
-    std::string taskset;
-    std::string logdir;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<RtAppArgs>();
   CLI::App* sub = app.add_subcommand(
       "rt-app",
       "Run an rt-app task set (JSON, rt-app's own grammar) and write rt-app's per-thread logs.\n"
       "Prints, per task with timers, the wu_lat summary (N min max sum mean stddev, as `st`) and a\n"
       "textogram of wu_lat over 0-1000 us in 10 bins. Logs go to --logdir, else the file's logdir.");
-  sub->add_option("taskset", o->taskset, "rt-app JSON task set")->required();
-  add_common_options(*sub, o->common);
-  sub->add_option("--duration", o->common.duration_s,
-                  "Simulated seconds to run, overriding the file's duration (a file without one stops "
-                  "when its threads end, at most after 60 s)")
-      ->check(CLI::Range(0.001, 3600.0));
-  sub->add_option("--logdir", o->logdir,
-                  "Write the logs here (created once the input is valid) instead of the file's logdir");
+  add_rtapp_options(*sub, *o);
   sub->callback([o] {
     std::string logdir = o->logdir;
     bool create = true;

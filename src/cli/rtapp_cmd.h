@@ -21,6 +21,15 @@ struct RtAppOutcome {
   nlohmann::json json;
 };
 
+// The command line of `schedtwin rt-app`; compare parses its ARGS with the same definitions.
+struct RtAppArgs {
+  CommonOptions common;
+  std::string taskset;
+  std::string logdir;
+};
+// Defines the task-set positional, the common options, --duration and --logdir on `sub`.
+void add_rtapp_options(CLI::App& sub, RtAppArgs& a);
+
 // Parses, simulates and summarises. Logs are written to `logdir` when it is not empty.
 // Throws InputError on bad input (before anything is written).
 RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset, const std::string& logdir,

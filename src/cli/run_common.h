@@ -23,6 +23,13 @@ Scenario make_scenario(const CommonOptions& o);
 nlohmann::json common_json(const std::string& command, const Scenario& s, const kernel::Kernel& k,
                            double wall_time_s);
 
+// --lb-stats / --schedstat: appends their text to `text` and the lb_stats keys to `j`.
+void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::string& text,
+                        nlohmann::json& j);
+// The classification table of the runnable_avg series: state, nr_running, count (all
+// balance types summed), then the count per balance type.
+std::string lb_stats_text(const kernel::LbStats& s);
+
 // Writes text to path through a temporary file and a rename (nothing half-written); errors
 // name the option that gave the path ("--json", "--out").
 void write_file_atomically(const std::string& path, const std::string& text,

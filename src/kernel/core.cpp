@@ -52,6 +52,7 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   hz_ = cfg.hz > 0 ? cfg.hz : m_.build.hz;
   if (hz_ <= 0) hz_ = 250;
   tick_ns_ = (kNsPerSec + hz_ / 2) / hz_;  // TICK_NSEC
+  tick_phase_ = static_cast<Time>(rng_.below(static_cast<std::uint64_t>(tick_ns_)));
   // sched_init_granularity / get_update_sysctl_factor (SCHED_TUNABLESCALING_LOG).
   unsigned factor = 1 + static_cast<unsigned>(ilog2(static_cast<unsigned>(std::min(m_.nr_cpus(), 8))));
   sysctl_sched_latency = 6 * kNsPerMs * factor;
@@ -80,6 +81,14 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   smt_present_ = m_.smt_width() > 1;
   build_sched_domains();
   for (int c = 0; c < n; ++c) update_idle_core(c);
+  // Load balancing state (sd_init, init_sched_fair_class): every CPU starts idle and
+  // tickless.
+  lb_excluded_.assign(static_cast<size_t>(n), 0);
+  max_load_balance_interval_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(hz_) * n / 10);
+  for (int c = 0; c < n; ++c) {
+    for (SchedDomain& sd : cpu_rq(c).sd) sd.next_decay_max_lb_cost = hz_;
+    nohz_balance_enter_idle(c);
+  }
 }
 
 WakerInfo& KernelImpl::current_waker() {
@@ -284,6 +293,8 @@ void KernelImpl::ttwu_queue(TaskId p, int cpu, unsigned wake_flags) {
 // ttwu_do_activate + ttwu_do_wakeup (core.c v5.4), including the avg_idle update.
 void KernelImpl::ttwu_do_activate(int cpu, TaskId p, unsigned wake_flags) {
   Rq& rq = cpu_rq(cpu);
+  rq.ttwu_count++;
+  if (cpu == this_cpu_) rq.ttwu_local++;
   int en_flags = ENQUEUE_WAKEUP;
   if (wake_flags & WF_MIGRATED) en_flags |= ENQUEUE_MIGRATED;
   activate_task(cpu, p, en_flags);
@@ -416,6 +427,24 @@ void KernelImpl::on_idle_exit(int cpu) {
   timers.swap(rq.pending_timers);
   for (TaskId t : timers) handle_timer_irq(cpu, t);
   process_wake_list(cpu);
+  if (rq.nohz_flags) {
+    // Kicked as the idle load balancer: SCHED_SOFTIRQ on the way out of the IPI.
+    int saved_cpu = this_cpu_;
+    TaskId saved_cur = current_;
+    bool saved_ctx = in_cpu_context_;
+    this_cpu_ = cpu;
+    current_ = kNoTask;
+    in_cpu_context_ = true;
+    run_rebalance_domains(cpu, CPU_IDLE);
+    this_cpu_ = saved_cpu;
+    current_ = saved_cur;
+    in_cpu_context_ = saved_ctx;
+  }
+  rq.active_balance = false;
+  if (rq.nr_running == 0 && !rq.need_resched) {
+    enter_idle(cpu);  // the idle loop goes back to sleep without calling schedule()
+    return;
+  }
   schedule(cpu);
 }
 
@@ -442,6 +471,11 @@ void KernelImpl::process_wake_list(int cpu) {
 void KernelImpl::on_ipi(int cpu) {
   Rq& rq = cpu_rq(cpu);
   process_wake_list(cpu);
+  rq.nohz_flags = 0;  // an ILB kick that found this CPU busy is dropped (got_nohz_idle_kick)
+  if (rq.active_balance) {
+    active_load_balance_cpu_stop(cpu);
+    if (rq.curr != kNoTask && !rq.need_resched) rearm_step(cpu);
+  }
   if (rq.need_resched) schedule(cpu);
 }
 
@@ -456,10 +490,11 @@ void KernelImpl::on_tick(int cpu) {
   current_ = rq.curr;
   in_cpu_context_ = true;
   entity_tick(rq.cfs, task(rq.curr).se);
+  trigger_load_balance(cpu);
   in_cpu_context_ = false;
   this_cpu_ = saved_cpu;
   current_ = saved_cur;
-  q_.arm(rq.tick_slot, (now_ / tick_ns_ + 1) * tick_ns_);
+  q_.arm(rq.tick_slot, next_tick_time());
   if (rq.need_resched) schedule(cpu);
 }
 
@@ -625,6 +660,7 @@ void KernelImpl::schedule(int cpu) {
   Rq& rq = cpu_rq(cpu);
   settle(cpu);
   rq.need_resched = false;
+  rq.sched_count++;
   TaskId prev = rq.curr;
   if (prev != kNoTask) {
     Task& pt = task(prev);
@@ -641,6 +677,7 @@ void KernelImpl::schedule(int cpu) {
       rq.curr = kNoTask;
       smt_siblings_changed(cpu);
     }
+    rq.sched_goidle++;
     enter_idle(cpu);
     return;
   }
@@ -654,6 +691,7 @@ void KernelImpl::schedule(int cpu) {
     }
     Task& nt = task(next);
     nt.run_delay += now_ - nt.runnable_since;
+    rq.run_delay += now_ - nt.runnable_since;
     nt.nr_switches++;
     nt.state = TaskState::Running;
     rq.nr_switches++;
@@ -669,7 +707,7 @@ void KernelImpl::schedule(int cpu) {
     rq.seg_start = now_;
     if (was_idle) {
       smt_siblings_changed(cpu);
-      if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, (now_ / tick_ns_ + 1) * tick_ns_);
+      if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, next_tick_time());
     }
   }
   rearm_step(cpu);
@@ -686,6 +724,7 @@ void KernelImpl::enter_idle(int cpu) {
   rq.idle_state = cpuidle_select(cpu);
   rq.idle_entered = now_;
   update_idle_core(cpu);
+  nohz_balance_enter_idle(cpu);
   // A wakeup may have raced with going idle.
   if (!rq.wake_list.empty() || rq.nr_running > 0) kick_cpu(cpu);
 }
@@ -747,5 +786,7 @@ int Kernel::nr_tasks() const { return impl_->nr_tasks_i(); }
 void Kernel::run_until(Time end) { impl_->run_until(end); }
 std::uint64_t Kernel::events() const { return impl_->events_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
+const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
+std::string Kernel::schedstat() const { return impl_->schedstat_text(); }
 
 }  // namespace schedtwin::kernel

@@ -135,6 +135,7 @@ void KernelImpl::update_curr(cfs_rq& cfs) {
   if (delta_exec <= 0) return;
   curr->exec_start = now_;
   curr->sum_exec_runtime += delta_exec;
+  cfs.exec_clock += delta_exec;
   curr->vruntime += static_cast<std::uint64_t>(calc_delta_fair(delta_exec, *curr));
   update_min_vruntime(cfs);
 }
@@ -181,6 +182,7 @@ void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
   // account_entity_enqueue
   update_load_add(cfs.load, se.load.weight);
+  cpu_rq(task(se.task).cpu).cfs_tasks.push_front(se);
   cfs.nr_running++;
   if (flags & ENQUEUE_WAKEUP) place_entity(cfs, se, false);
   if (!curr) cfs.timeline.insert(se);
@@ -195,6 +197,10 @@ void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   if (&se != cfs.curr) cfs.timeline.erase(cfs.timeline.iterator_to(se));
   se.on_rq = false;
   update_load_sub(cfs.load, se.load.weight);
+  {
+    TaskList& l = cpu_rq(task(se.task).cpu).cfs_tasks;
+    l.erase(l.iterator_to(se));
+  }
   cfs.nr_running--;
   if (!(flags & DEQUEUE_SLEEP)) se.vruntime -= cfs.min_vruntime;
   if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) update_min_vruntime(cfs);
@@ -210,16 +216,20 @@ void KernelImpl::enqueue_task_fair(Rq& rq, Task& p, int flags) {
     if (p.policy == Policy::Idle) cfs.idle_h_nr_running++;
   }
   rq.nr_running++;
+  if (rq.nr_running >= 2) rd_overload_ = true;  // add_nr_running
 }
 
 // dequeue_task_fair (fair.c v5.4), root level only.
 void KernelImpl::dequeue_task_fair(Rq& rq, Task& p, int flags) {
   cfs_rq& cfs = rq.cfs;
+  bool was_sched_idle = sched_idle_rq(rq);
   dequeue_entity(cfs, p.se, flags);
   cfs.h_nr_running--;
   if (p.policy == Policy::Idle) cfs.idle_h_nr_running--;
   rq.nr_running--;
   if (feat(Feature::UTIL_EST)) util_est_dequeue(cfs, p, flags & DEQUEUE_SLEEP);
+  // 323af6deaf70 (v5.6): balance early to pull work to a CPU left with SCHED_IDLE tasks.
+  if (feat(Feature::SCHED_IDLE_CONSISTENT) && !was_sched_idle && sched_idle_rq(rq)) rq.next_balance = jiffies();
 }
 
 void KernelImpl::clear_buddies(cfs_rq& cfs, sched_entity& se) {
@@ -279,14 +289,29 @@ sched_entity* KernelImpl::pick_next_entity(cfs_rq& cfs, sched_entity* curr) {
   return se;
 }
 
-// pick_next_task_fair (fair.c v5.4, the !CONFIG_FAIR_GROUP_SCHED path). Newly-idle
-// balancing belongs to the load-balancing issue.
+// pick_next_task_fair (fair.c v5.7, the !CONFIG_FAIR_GROUP_SCHED path): with nothing to
+// run, newidle_balance tries to pull work first. The picked task moves to the front of
+// cfs_tasks so that load balancing considers it last.
 TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
   cfs_rq& cfs = rq.cfs;
   if (prev != kNoTask && cfs.curr == &task(prev).se) put_prev_entity(cfs, task(prev).se);
-  if (!cfs.nr_running) return kNoTask;
+  if (!cfs.nr_running) {
+    int saved_cpu = this_cpu_;
+    TaskId saved_cur = current_;
+    bool saved_ctx = in_cpu_context_;
+    this_cpu_ = rq.cpu;
+    current_ = prev;
+    in_cpu_context_ = true;
+    int pulled = newidle_balance(rq.cpu);
+    this_cpu_ = saved_cpu;
+    current_ = saved_cur;
+    in_cpu_context_ = saved_ctx;
+    rq.need_resched = false;  // we are picking now
+    if (pulled <= 0 || !cfs.nr_running) return kNoTask;
+  }
   sched_entity* se = pick_next_entity(cfs, nullptr);
   set_next_entity(cfs, *se);
+  rq.cfs_tasks.splice(rq.cfs_tasks.begin(), rq.cfs_tasks, rq.cfs_tasks.iterator_to(*se));
   return se->task;
 }
 
@@ -351,6 +376,7 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
 
 // yield_task_fair (fair.c v5.4).
 void KernelImpl::yield_task_fair(Rq& rq) {
+  rq.yld_count++;
   if (rq.nr_running == 1) return;
   Task& curr = task(rq.curr);
   clear_buddies(rq.cfs, curr.se);

@@ -30,6 +30,18 @@ struct TaskStats {
   Time sum_exec_runtime = 0;
 };
 
+// Group classification counts of the load balancer, as the runnable_avg series counted
+// them: every group that update_sd_lb_stats classified, by balance type (CPU_IDLE,
+// CPU_NOT_IDLE, CPU_NEWLY_IDLE), group_type (has_spare, fully_busy, misfit_task,
+// asym_packing, imbalanced, overloaded) and the group's nr_running (0, 1, 2, 3, 4+).
+struct LbStats {
+  std::uint64_t classified[3][6][5] = {};
+  std::uint64_t migrations = 0;        // tasks moved by load_balance (all types)
+  std::uint64_t active_migrations = 0; // tasks moved by the active-balance stopper
+};
+const char* group_type_name(int type);   // "has_spare", ...
+const char* balance_type_name(int idle); // "idle", "busy", "newly_idle"
+
 class KernelImpl;
 
 // The sched domains the kernel builds for `m`, printed like the kernel's sched_verbose
@@ -71,6 +83,9 @@ class Kernel {
   void run_until(Time end);
   std::uint64_t events() const;       // events dispatched so far
   std::uint64_t context_switches() const;
+  const LbStats& lb_stats() const;
+  // /proc/schedstat (version 15) as the kernel prints it at this simulated time.
+  std::string schedstat() const;
 
  private:
   std::unique_ptr<KernelImpl> impl_;

@@ -4,6 +4,7 @@
 //   fair.cpp     the fair class: vruntime, enqueue/dequeue, pick, preemption
 //   load_avg.cpp PELT bookkeeping of entities and cfs_rqs, util_est
 //   wakeup.cpp   select_task_rq_fair and the idle-CPU search
+//   balance.cpp  load balancing: periodic, newly idle, NOHZ idle, active
 //   topology.cpp sched domains and groups
 //   idle.cpp     the cpuidle governor
 #pragma once
@@ -57,6 +58,49 @@ struct sg_lb_stats {
   unsigned long group_misfit_task_load = 0;
 };
 
+// enum cpu_idle_type (include/linux/sched/idle.h): also the schedstat column order.
+enum cpu_idle_type : int { CPU_IDLE = 0, CPU_NOT_IDLE = 1, CPU_NEWLY_IDLE = 2 };
+
+enum migration_type : int { migrate_load = 0, migrate_util, migrate_task, migrate_misfit };
+
+// lb_env flags (fair.c v5.7).
+enum : unsigned {
+  LBF_ALL_PINNED = 0x01,
+  LBF_NEED_BREAK = 0x02,
+  LBF_DST_PINNED = 0x04,
+  LBF_SOME_PINNED = 0x08,
+};
+
+// nohz_flags (sched.h v5.7).
+enum : unsigned { NOHZ_BALANCE_KICK = 0x1, NOHZ_STATS_KICK = 0x2, NOHZ_KICK_MASK = 0x3 };
+
+// struct lb_env (fair.c v5.7). `cpus` is the balancing mask: the domain span minus the
+// CPUs excluded by an epoch stamp in KernelImpl::lb_excluded_.
+struct lb_env {
+  int sd_idx = 0;       // index into the dst CPU's domains
+  int src_cpu = -1;
+  int dst_cpu = 0;
+  int dst_group = -1;   // dst_grpmask: the local group (none when newly idle)
+  int new_dst_cpu = -1;
+  cpu_idle_type idle = CPU_NOT_IDLE;
+  long imbalance = 0;
+  unsigned flags = 0;
+  unsigned loop = 0, loop_break = 32, loop_max = 0;
+  migration_type mtype = migrate_load;
+};
+
+// struct sd_lb_stats (fair.c v5.7).
+struct sd_lb_stats {
+  int busiest = -1;
+  int local = -1;
+  unsigned long total_load = 0;
+  unsigned long total_capacity = 0;
+  unsigned long avg_load = 0;
+  bool prefer_sibling = false;
+  sg_lb_stats busiest_stat;
+  sg_lb_stats local_stat;
+};
+
 class KernelImpl {
  public:
   KernelImpl(const machine::Machine& m, const Config& cfg);
@@ -94,7 +138,11 @@ class KernelImpl {
   Time tick_ns_ = 4 * kNsPerMs;
 
   bool feat(Feature f) const { return prof_.features.has(f); }
-  std::int64_t jiffies() const { return now_ / tick_ns_; }
+  // The workload starts at an arbitrary point of the tick period, as a real run does:
+  // the phase is the seed's only use so far (drawn once, at construction).
+  Time tick_phase_ = 0;
+  std::int64_t jiffies() const { return (now_ + tick_phase_) / tick_ns_; }
+  Time next_tick_time() const { return (jiffies() + 1) * tick_ns_ - tick_phase_; }
   Task& task(TaskId t) { return tasks_[static_cast<size_t>(t)]; }
   Task* task_of(sched_entity* se) { return se ? &tasks_[static_cast<size_t>(se->task)] : nullptr; }
   Rq& cpu_rq(int cpu) { return rq_[static_cast<size_t>(cpu)]; }
@@ -215,6 +263,55 @@ class KernelImpl {
   bool test_idle_cores(int cpu) const { return llc_shared_[rq_[cpu].llc_id].has_idle_cores; }
   void set_idle_cores(int cpu, bool v) { llc_shared_[rq_[cpu].llc_id].has_idle_cores = v; }
   int probes_ = 0;  // CPUs examined by the current search, charged to the waker
+
+  // ---- balance.cpp ----
+  void trigger_load_balance(int cpu);
+  void run_rebalance_domains(int cpu, cpu_idle_type idle);
+  void rebalance_domains(int cpu, cpu_idle_type idle);
+  int load_balance(int this_cpu, int sd_idx, cpu_idle_type idle, bool& continue_balancing);
+  bool should_we_balance(const lb_env& env);
+  int find_busiest_group(lb_env& env, sd_lb_stats& sds);
+  void update_sd_lb_stats(lb_env& env, sd_lb_stats& sds);
+  void update_sg_lb_stats(lb_env& env, int group, sg_lb_stats& sgs, bool& sg_overload);
+  bool update_sd_pick_busiest(sd_lb_stats& sds, sg_lb_stats& sgs);
+  void calculate_imbalance(lb_env& env, sd_lb_stats& sds);
+  int find_busiest_queue(lb_env& env, int group);
+  int detach_tasks(lb_env& env);
+  void attach_tasks(lb_env& env);
+  bool can_migrate_task(Task& p, lb_env& env);
+  int task_hot(Task& p, const lb_env& env);
+  bool voluntary_active_balance(const lb_env& env);
+  bool need_active_balance(const lb_env& env);
+  void active_load_balance_cpu_stop(int busiest_cpu);
+  int newidle_balance(int cpu);
+  void update_blocked_averages(int cpu);
+  std::int64_t get_sd_balance_interval(const SchedDomain& sd, bool cpu_busy) const;
+  void update_next_balance(const SchedDomain& sd, std::int64_t& next_balance) const;
+  void nohz_balance_enter_idle(int cpu);
+  void nohz_balance_exit_idle(int cpu);
+  void nohz_balancer_kick(int cpu);
+  void kick_ilb(unsigned flags);
+  bool nohz_idle_balance(int cpu);
+  std::string schedstat_text() const;
+  void detach_task_lb(Task& p, int dst_cpu);
+  void attach_task_lb(Task& p, int dst_cpu);
+  bool lb_cpu_allowed(int cpu) const { return lb_excluded_[static_cast<size_t>(cpu)] != lb_epoch_; }
+  const DomainLevel& level_of(int cpu, int sd_idx) const {
+    return levels_[static_cast<size_t>(rq_[static_cast<size_t>(cpu)].sd[static_cast<size_t>(sd_idx)].level_id)];
+  }
+  bool rd_overload_ = false;           // root_domain->overload: some CPU has > 1 task
+  std::vector<std::uint32_t> lb_excluded_;  // CPUs dropped from env->cpus in this load_balance
+  std::uint32_t lb_epoch_ = 0;
+  std::vector<TaskId> lb_detached_;    // env->tasks
+  int lb_probes_ = 0;                  // CPUs whose statistics this balance pass read
+  std::int64_t max_load_balance_interval_ = 1;  // jiffies
+  struct {
+    int nr_cpus = 0;
+    std::int64_t next_balance = 0;     // jiffies
+    std::int64_t next_blocked = 0;
+    bool has_blocked = false;
+  } nohz_;
+  LbStats lb_stats_;
 
   // ---- topology.cpp ----
   void build_sched_domains();

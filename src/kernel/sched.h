@@ -5,7 +5,9 @@
 // Left out for now: task groups (every task sits in its CPU's root cfs_rq),
 // RT/DL classes, CFS bandwidth, uclamp, NUMA balancing.
 #pragma once
+#include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -39,6 +41,7 @@ struct util_est {
 struct sched_entity {
   load_weight load;
   bi::set_member_hook<bi::link_mode<bi::normal_link>> run_node;
+  bi::list_member_hook<bi::link_mode<bi::normal_link>> group_node;  // rq->cfs_tasks
   bool on_rq = false;
   Time exec_start = 0;
   Time sum_exec_runtime = 0;
@@ -61,6 +64,13 @@ using Timeline = bi::multiset<sched_entity, bi::compare<VruntimeLess>,
                                               &sched_entity::run_node>,
                               bi::constant_time_size<true>>;
 
+// rq->cfs_tasks: the queued fair tasks, most recently queued or picked at the front;
+// detach_tasks walks it from the back.
+using TaskList = bi::list<sched_entity,
+                          bi::member_hook<sched_entity, decltype(sched_entity::group_node),
+                                          &sched_entity::group_node>,
+                          bi::constant_time_size<true>>;
+
 struct cfs_rq {
   load_weight load;
   unsigned int nr_running = 0;
@@ -78,6 +88,7 @@ struct cfs_rq {
     unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
   } removed;
   unsigned int util_est_enqueued = 0;
+  Time exec_clock = 0;  // ns of fair-task execution on this CPU (schedstat rq_cpu_time)
 };
 
 enum class TaskState : std::uint8_t { Running, Runnable, Waking, Blocked, Exited };
@@ -173,6 +184,11 @@ struct SchedDomain {
   unsigned balance_interval = 1;    // ms
   unsigned nr_balance_failed = 0;
   std::int64_t next_decay_max_lb_cost = 0;
+  // schedstat (v15), indexed by cpu_idle_type: CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE
+  std::array<std::uint64_t, 3> lb_count{}, lb_balanced{}, lb_failed{}, lb_imbalance{}, lb_gained{},
+      lb_hot_gained{}, lb_nobusyq{}, lb_nobusyg{};
+  std::uint64_t alb_count = 0, alb_failed = 0, alb_pushed = 0;
+  std::uint64_t ttwu_wake_remote = 0, ttwu_move_affine = 0, ttwu_move_balance = 0;
 };
 
 enum class CpuMode : std::uint8_t { Busy, Idle, ExitingIdle };
@@ -212,10 +228,21 @@ struct Rq {
   int core = 0;
   long cpu_capacity = 1024, cpu_capacity_orig = 1024;
   std::int64_t next_balance = 0;  // jiffies
+  TaskList cfs_tasks;
+  // Active balance: the stopper of this CPU pushes its running task to push_cpu.
+  bool active_balance = false;
+  int push_cpu = -1;
+  // NOHZ
+  bool nohz_tick_stopped = false;
+  unsigned nohz_flags = 0;        // NOHZ_BALANCE_KICK | NOHZ_STATS_KICK pending on this CPU
+  bool has_blocked_load = false;
   // Timers armed on this CPU, for the idle governor's "next timer event".
   std::vector<TaskId> armed_timers;
-  // stats
+  // stats (schedstat cpu line)
   std::uint64_t nr_switches = 0;
+  std::uint64_t yld_count = 0, sched_count = 0, sched_goidle = 0, ttwu_count = 0, ttwu_local = 0;
+  Time run_delay = 0;
+  std::uint64_t pcount = 0;
 };
 
 // Per-LLC shared state (struct sched_domain_shared).

@@ -1,0 +1,892 @@
+// Load balancing (kernel/sched/fair.c, v5.7 — the balancer rewritten in v5.5 by
+// 0b0695f2b34a, with the runnable_avg classification of series 3 behind
+// RUNNABLE_AVG_CLASSIFY and the v5.6 sched-idle follow-ups behind
+// SCHED_IDLE_CONSISTENT; fair-class.md §5):
+//   periodic:   trigger_load_balance → run_rebalance_domains → rebalance_domains
+//   newly idle: newidle_balance from schedule() when the CPU has nothing to run
+//   NOHZ idle:  nohz_balancer_kick from a busy CPU's tick → kick_ilb → the idle
+//               load balancer balances on behalf of every tickless CPU
+//   active:     the stopper of the busiest CPU pushes its running task
+// Left out: asym packing and misfit (symmetric machines only), NUMA balancing's fbq
+// types and migrate_degrades_locality, CFS bandwidth, the pre-5.5 balancer.
+//
+// Cost: a balance pass costs the balancing CPU one idle-search probe (a remote rq
+// cache line) per CPU whose statistics it reads; that time is what max_newidle_lb_cost
+// learns.
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "kernel/kernel_impl.h"
+
+namespace schedtwin::kernel {
+
+namespace {
+
+constexpr unsigned sched_nr_migrate_break = 32;
+constexpr unsigned sysctl_sched_nr_migrate = 32;
+constexpr unsigned MAX_PINNED_INTERVAL = 512;  // ms
+constexpr int LOAD_AVG_PERIOD_MS = 32;
+
+std::int64_t msecs_to_jiffies(std::int64_t ms, int hz) { return (ms * hz + 999) / 1000; }
+
+bool time_after(std::int64_t a, std::int64_t b) { return b - a < 0; }
+bool time_after_eq(std::int64_t a, std::int64_t b) { return a - b >= 0; }
+
+}  // namespace
+
+const char* group_type_name(int type) {
+  static constexpr const char* names[] = {"has_spare",    "fully_busy", "misfit_task",
+                                          "asym_packing", "imbalanced", "overloaded"};
+  return type >= 0 && type < 6 ? names[type] : "?";
+}
+
+const char* balance_type_name(int idle) {
+  static constexpr const char* names[] = {"idle", "busy", "newly_idle"};
+  return idle >= 0 && idle < 3 ? names[idle] : "?";
+}
+
+// update_blocked_averages (fair.c v5.7, !CONFIG_FAIR_GROUP_SCHED): decay the load an
+// idle CPU's cfs_rq still carries from tasks that slept or left.
+void KernelImpl::update_blocked_averages(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  update_cfs_rq_load_avg(now_, rq.cfs);
+  rq.has_blocked_load = rq.cfs.avg.load_avg || rq.cfs.avg.util_avg || rq.cfs.avg.runnable_avg;
+}
+
+// get_sd_balance_interval (fair.c v5.7), in jiffies.
+std::int64_t KernelImpl::get_sd_balance_interval(const SchedDomain& sd, bool cpu_busy) const {
+  std::int64_t interval = sd.balance_interval;
+  if (cpu_busy) interval *= levels_[static_cast<size_t>(sd.level_id)].busy_factor;
+  interval = msecs_to_jiffies(interval, hz_);
+  return std::clamp<std::int64_t>(interval, 1, max_load_balance_interval_);
+}
+
+// update_next_balance (fair.c v5.7).
+void KernelImpl::update_next_balance(const SchedDomain& sd, std::int64_t& next_balance) const {
+  std::int64_t next = sd.last_balance + get_sd_balance_interval(sd, false);
+  if (time_after(next_balance, next)) next_balance = next;
+}
+
+// trigger_load_balance (fair.c v5.7), from the tick of a busy CPU.
+void KernelImpl::trigger_load_balance(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (time_after_eq(jiffies(), rq.next_balance)) run_rebalance_domains(cpu, CPU_NOT_IDLE);
+  nohz_balancer_kick(cpu);
+}
+
+// run_rebalance_domains (fair.c v5.7): the SCHED_SOFTIRQ handler.
+// The caller has made `cpu` the executing CPU (this_cpu_); the pass's cost is charged to it.
+void KernelImpl::run_rebalance_domains(int cpu, cpu_idle_type idle) {
+  if (!nohz_idle_balance(cpu)) {
+    update_blocked_averages(cpu);
+    rebalance_domains(cpu, idle);
+  }
+  charge(cpu, static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns);
+  lb_probes_ = 0;
+}
+
+// rebalance_domains (fair.c v5.7). v5.6's 323af6deaf70 (SCHED_IDLE_CONSISTENT): a CPU
+// running only SCHED_IDLE tasks balances at the idle interval.
+void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
+  Rq& rq = cpu_rq(cpu);
+  auto is_busy = [&](cpu_idle_type it) {
+    return it != CPU_IDLE && !(feat(Feature::SCHED_IDLE_CONSISTENT) && sched_idle_cpu(cpu));
+  };
+  bool busy = is_busy(idle);
+  bool continue_balancing = true;
+  std::int64_t next_balance = jiffies() + 60 * hz_;
+  bool update_next = false, need_decay = false;
+  Time max_cost = 0;
+  for (size_t k = 0; k < rq.sd.size(); ++k) {
+    SchedDomain& sd = rq.sd[k];
+    const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+    if (time_after(jiffies(), sd.next_decay_max_lb_cost)) {
+      sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+      sd.next_decay_max_lb_cost = jiffies() + hz_;
+      need_decay = true;
+    }
+    max_cost += sd.max_newidle_lb_cost;
+    if (!(lvl.flags & SD_LOAD_BALANCE)) continue;
+    if (!continue_balancing) {
+      if (need_decay) continue;
+      break;
+    }
+    std::int64_t interval = get_sd_balance_interval(sd, busy);
+    // SD_SERIALIZE's global trylock never fails here: one CPU balances at a time.
+    if (time_after_eq(jiffies(), sd.last_balance + interval)) {
+      if (load_balance(cpu, static_cast<int>(k), idle, continue_balancing)) {
+        idle = idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
+        busy = is_busy(idle);
+      }
+      sd.last_balance = jiffies();
+      interval = get_sd_balance_interval(sd, busy);
+    }
+    if (time_after(next_balance, sd.last_balance + interval)) {
+      next_balance = sd.last_balance + interval;
+      update_next = true;
+    }
+  }
+  if (need_decay) rq.max_idle_balance_cost = std::max(sysctl_sched_migration_cost, max_cost);
+  if (update_next) {
+    rq.next_balance = next_balance;
+    if (idle == CPU_IDLE && time_after(nohz_.next_balance, rq.next_balance))
+      nohz_.next_balance = rq.next_balance;
+  }
+}
+
+// should_we_balance (fair.c v5.7): only the first idle CPU of the local group, or its
+// first CPU when none is idle, balances this domain (newly idle CPUs always may).
+bool KernelImpl::should_we_balance(const lb_env& env) {
+  if (!lb_cpu_allowed(env.dst_cpu)) return false;
+  if (env.idle == CPU_NEWLY_IDLE) return true;
+  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  const SchedGroup& sg = groups_[static_cast<size_t>(sd.groups.front())];
+  int balance_cpu = -1;
+  for (int c : sg.cpus) {
+    if (!lb_cpu_allowed(c) || !idle_cpu(c)) continue;
+    balance_cpu = c;
+    break;
+  }
+  if (balance_cpu == -1) balance_cpu = sg.balance_cpu;
+  return balance_cpu == env.dst_cpu;
+}
+
+// update_sg_lb_stats (fair.c v5.7), without misfit and NUMA counters.
+void KernelImpl::update_sg_lb_stats(lb_env& env, int group, sg_lb_stats& sgs, bool& sg_overload) {
+  sgs = sg_lb_stats{};
+  const SchedGroup& g = groups_[static_cast<size_t>(group)];
+  for (int i : g.cpus) {
+    if (!lb_cpu_allowed(i)) continue;
+    const Rq& rq = cpu_rq(i);
+    ++lb_probes_;
+    sgs.group_load += cpu_load(i);
+    sgs.group_util += cpu_util(i);
+    sgs.group_runnable += cpu_runnable(i);
+    sgs.sum_h_nr_running += rq.cfs.h_nr_running;
+    unsigned nr_running = rq.nr_running;
+    sgs.sum_nr_running += nr_running;
+    if (nr_running > 1) sg_overload = true;
+    if (!nr_running && idle_cpu(i)) sgs.idle_cpus++;
+  }
+  sgs.group_capacity = static_cast<unsigned long>(g.capacity);
+  sgs.group_weight = static_cast<unsigned>(g.cpus.size());
+  const DomainLevel& lvl = level_of(env.dst_cpu, env.sd_idx);
+  sgs.group_type = group_classify(lvl.imbalance_pct, group, sgs);
+  if (sgs.group_type == sg_type::group_overloaded)
+    sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+  lb_stats_
+      .classified[env.idle][static_cast<int>(sgs.group_type)][std::min(sgs.sum_nr_running, 4u)]++;
+}
+
+// update_sd_pick_busiest (fair.c v5.7) for symmetric capacity.
+bool KernelImpl::update_sd_pick_busiest(sd_lb_stats& sds, sg_lb_stats& sgs) {
+  sg_lb_stats& busiest = sds.busiest_stat;
+  if (!sgs.sum_h_nr_running) return false;
+  if (sgs.group_type > busiest.group_type) return true;
+  if (sgs.group_type < busiest.group_type) return false;
+  switch (sgs.group_type) {
+    case sg_type::group_overloaded:
+    case sg_type::group_fully_busy:
+      if (sgs.avg_load <= busiest.avg_load) return false;
+      break;
+    case sg_type::group_imbalanced:
+      return false;  // keep the first one
+    case sg_type::group_asym_packing:
+    case sg_type::group_misfit_task:
+      return false;  // not produced on symmetric machines
+    case sg_type::group_has_spare:
+      if (sgs.idle_cpus > busiest.idle_cpus) return false;
+      if (sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running)
+        return false;
+      break;
+  }
+  return true;
+}
+
+// update_sd_lb_stats (fair.c v5.7).
+void KernelImpl::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds) {
+  const Rq& dst = cpu_rq(env.dst_cpu);
+  const SchedDomain& sd = dst.sd[static_cast<size_t>(env.sd_idx)];
+  if (sd.child >= 0 &&
+      (levels_[static_cast<size_t>(dst.sd[static_cast<size_t>(sd.child)].level_id)].flags &
+       SD_PREFER_SIBLING))
+    sds.prefer_sibling = true;
+  bool sg_overload = false;
+  sg_lb_stats sgs;
+  for (size_t gi = 0; gi < sd.groups.size(); ++gi) {
+    int g = sd.groups[gi];
+    bool local_group = gi == 0;  // the group holding dst_cpu is listed first
+    if (local_group) {
+      sds.local = g;
+      update_sg_lb_stats(env, g, sds.local_stat, sg_overload);
+      sds.total_load += sds.local_stat.group_load;
+      sds.total_capacity += sds.local_stat.group_capacity;
+      continue;
+    }
+    update_sg_lb_stats(env, g, sgs, sg_overload);
+    if (update_sd_pick_busiest(sds, sgs)) {
+      sds.busiest = g;
+      sds.busiest_stat = sgs;
+    }
+    sds.total_load += sgs.group_load;
+    sds.total_capacity += sgs.group_capacity;
+  }
+  if (sd.parent < 0) rd_overload_ = sg_overload;  // the root domain's overload flag
+}
+
+// calculate_imbalance (fair.c v5.7).
+void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
+  sg_lb_stats& local = sds.local_stat;
+  sg_lb_stats& busiest = sds.busiest_stat;
+  const DomainLevel& lvl = level_of(env.dst_cpu, env.sd_idx);
+  if (busiest.group_type == sg_type::group_imbalanced) {
+    env.mtype = migrate_task;
+    env.imbalance = 1;
+    return;
+  }
+  if (local.group_type == sg_type::group_has_spare) {
+    if (busiest.group_type > sg_type::group_fully_busy) {
+      // Fill the local group's spare capacity with utilization.
+      env.mtype = migrate_util;
+      env.imbalance =
+          static_cast<long>(std::max(local.group_capacity, local.group_util) - local.group_util);
+      if (env.idle != CPU_NOT_IDLE && env.imbalance == 0) {
+        env.mtype = migrate_task;
+        env.imbalance = 1;
+      }
+      return;
+    }
+    env.mtype = migrate_task;
+    if (busiest.group_weight == 1 || sds.prefer_sibling) {
+      long nr_diff =
+          static_cast<long>(busiest.sum_nr_running) - static_cast<long>(local.sum_nr_running);
+      env.imbalance = std::max(0L, nr_diff) >> 1;
+    } else {
+      env.imbalance =
+          std::max(0L, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus)) >>
+          1;
+    }
+    // adjust_numa_imbalance (v5.7): allow a small imbalance between NUMA nodes.
+    if ((lvl.flags & SD_NUMA) && busiest.sum_nr_running <= 2) env.imbalance = 0;
+    return;
+  }
+  if (local.group_type < sg_type::group_overloaded) {
+    local.avg_load = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity;
+    sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
+    if (local.avg_load >= busiest.avg_load) {
+      env.imbalance = 0;
+      return;
+    }
+  }
+  env.mtype = migrate_load;
+  long a = (static_cast<long>(busiest.avg_load) - static_cast<long>(sds.avg_load)) *
+           static_cast<long>(busiest.group_capacity);
+  long b = (static_cast<long>(sds.avg_load) - static_cast<long>(local.avg_load)) *
+           static_cast<long>(local.group_capacity);
+  env.imbalance = std::max(0L, std::min(a, b) / SCHED_CAPACITY_SCALE);
+}
+
+// find_busiest_group (fair.c v5.7): returns the busiest group or -1 when balanced.
+int KernelImpl::find_busiest_group(lb_env& env, sd_lb_stats& sds) {
+  update_sd_lb_stats(env, sds);
+  sg_lb_stats& local = sds.local_stat;
+  sg_lb_stats& busiest = sds.busiest_stat;
+  const DomainLevel& lvl = level_of(env.dst_cpu, env.sd_idx);
+  auto balanced = [&] {
+    env.imbalance = 0;
+    return -1;
+  };
+  if (sds.busiest < 0) return balanced();
+  if (busiest.group_type != sg_type::group_imbalanced) {
+    if (local.group_type > busiest.group_type) return balanced();
+    if (local.group_type == sg_type::group_overloaded) {
+      if (local.avg_load >= busiest.avg_load) return balanced();
+      sds.avg_load = SCHED_CAPACITY_SCALE * sds.total_load / sds.total_capacity;
+      if (local.avg_load >= sds.avg_load) return balanced();
+      if (100 * busiest.avg_load <= static_cast<unsigned long>(lvl.imbalance_pct) * local.avg_load)
+        return balanced();
+    }
+    bool force = sds.prefer_sibling && local.group_type == sg_type::group_has_spare &&
+                 busiest.sum_nr_running > local.sum_nr_running + 1;
+    if (!force && busiest.group_type != sg_type::group_overloaded) {
+      if (env.idle == CPU_NOT_IDLE) return balanced();
+      if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1) return balanced();
+      if (busiest.sum_h_nr_running == 1) return balanced();
+    }
+  }
+  calculate_imbalance(env, sds);
+  return env.imbalance ? sds.busiest : -1;
+}
+
+// find_busiest_queue (fair.c v5.7) for symmetric capacity, without the NUMA fbq filter.
+int KernelImpl::find_busiest_queue(lb_env& env, int group) {
+  int busiest = -1;
+  unsigned long busiest_load = 0, busiest_capacity = 1, busiest_util = 0;
+  unsigned busiest_nr = 0;
+  for (int i : groups_[static_cast<size_t>(group)].cpus) {
+    if (!lb_cpu_allowed(i)) continue;
+    const Rq& rq = cpu_rq(i);
+    ++lb_probes_;
+    unsigned long capacity = capacity_of(i);
+    unsigned nr_running = rq.cfs.h_nr_running;
+    switch (env.mtype) {
+      case migrate_load: {
+        unsigned long load = cpu_load(i);
+        // A single task bigger than the imbalance would only move the imbalance; the
+        // reduced-capacity exception (check_cpu_capacity) never applies here.
+        if (nr_running == 1 && load > static_cast<unsigned long>(env.imbalance)) break;
+        if (load * busiest_capacity > busiest_load * capacity) {
+          busiest_load = load;
+          busiest_capacity = capacity;
+          busiest = i;
+        }
+        break;
+      }
+      case migrate_util: {
+        unsigned long util = cpu_util(i);
+        if (nr_running <= 1) continue;
+        if (busiest_util < util) {
+          busiest_util = util;
+          busiest = i;
+        }
+        break;
+      }
+      case migrate_task:
+        if (busiest_nr < nr_running) {
+          busiest_nr = nr_running;
+          busiest = i;
+        }
+        break;
+      case migrate_misfit:
+        break;
+    }
+  }
+  return busiest;
+}
+
+// task_hot (fair.c v5.7).
+int KernelImpl::task_hot(Task& p, const lb_env& env) {
+  if (p.policy == Policy::Idle) return 0;
+  cfs_rq& cfs = cpu_rq(p.cpu).cfs;
+  if (feat(Feature::CACHE_HOT_BUDDY) && cpu_rq(env.dst_cpu).nr_running &&
+      (cfs.next == &p.se || cfs.last == &p.se))
+    return 1;
+  if (sysctl_sched_migration_cost == 0) return 0;
+  return now_ - p.se.exec_start < sysctl_sched_migration_cost;
+}
+
+// can_migrate_task (fair.c v5.7), without NUMA locality (migrate_degrades_locality = -1).
+bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
+  if (!p.allowed[static_cast<size_t>(env.dst_cpu)]) {
+    env.flags |= LBF_SOME_PINNED;
+    if (env.idle == CPU_NEWLY_IDLE || (env.flags & LBF_DST_PINNED) || env.dst_group < 0)
+      return false;
+    // Remember another CPU of the local group that the task may use.
+    for (int c : groups_[static_cast<size_t>(env.dst_group)].cpus) {
+      if (lb_cpu_allowed(c) && p.allowed[static_cast<size_t>(c)]) {
+        env.flags |= LBF_DST_PINNED;
+        env.new_dst_cpu = c;
+        break;
+      }
+    }
+    return false;
+  }
+  env.flags &= ~LBF_ALL_PINNED;
+  if (cpu_rq(p.cpu).curr == p.se.task) return false;  // task_running
+  int hot = task_hot(p, env);
+  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  if (hot <= 0 || sd.nr_balance_failed >
+                      static_cast<unsigned>(level_of(env.dst_cpu, env.sd_idx).cache_nice_tries)) {
+    if (hot == 1) cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)].lb_hot_gained[env.idle]++;
+    return true;
+  }
+  return false;
+}
+
+// detach_task + migrate_task_rq_fair for a queued task (fair.c v5.7): dequeue, move the
+// PELT signals (detach now, attach at the destination), forget cache hotness.
+void KernelImpl::detach_task_lb(Task& p, int dst_cpu) {
+  Rq& src = cpu_rq(p.cpu);
+  update_curr(src.cfs);
+  deactivate_task(p.cpu, p.se.task, DEQUEUE_SAVE | DEQUEUE_MOVE);
+  update_load_avg(src.cfs, p.se, 0);
+  detach_entity_load_avg(src.cfs, p.se);
+  p.se.avg.last_update_time = 0;
+  p.se.exec_start = 0;
+  if (!cpus_share_cache(p.cpu, dst_cpu)) p.migrated_cold = true;
+  p.cpu = dst_cpu;
+  p.nr_migrations++;
+  lb_stats_.migrations++;
+}
+
+// attach_task (fair.c v5.7): enqueue on the destination and let it preempt. The
+// balancing CPU is this_cpu_: a remote destination gets a reschedule IPI.
+void KernelImpl::attach_task_lb(Task& p, int dst_cpu) {
+  activate_task(dst_cpu, p.se.task, 0);
+  check_preempt_curr(dst_cpu, p.se.task, 0);
+}
+
+// detach_tasks (fair.c v5.7): walk the busiest rq's cfs_tasks from its tail.
+int KernelImpl::detach_tasks(lb_env& env) {
+  Rq& src = cpu_rq(env.src_cpu);
+  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  const DomainLevel& lvl = level_of(env.dst_cpu, env.sd_idx);
+  int detached = 0;
+  if (env.imbalance <= 0) return 0;
+  while (!src.cfs_tasks.empty()) {
+    if (env.idle != CPU_NOT_IDLE && src.nr_running <= 1) break;
+    sched_entity& se = src.cfs_tasks.back();
+    Task& p = task(se.task);
+    env.loop++;
+    if (env.loop > env.loop_max) break;
+    if (env.loop > env.loop_break) {
+      env.loop_break += sched_nr_migrate_break;
+      env.flags |= LBF_NEED_BREAK;
+      break;
+    }
+    bool take = can_migrate_task(p, env);
+    if (take) {
+      switch (env.mtype) {
+        case migrate_load: {
+          long load = std::max<long>(static_cast<long>(p.se.avg.load_avg), 1);  // task_h_load
+          if (load / 2 > env.imbalance &&
+              sd.nr_balance_failed <= static_cast<unsigned>(lvl.cache_nice_tries))
+            take = false;
+          else
+            env.imbalance -= load;
+          break;
+        }
+        case migrate_util: {
+          long util = static_cast<long>(task_util_est(p));
+          if (util > env.imbalance)
+            take = false;
+          else
+            env.imbalance -= util;
+          break;
+        }
+        case migrate_task:
+          env.imbalance--;
+          break;
+        case migrate_misfit:
+          take = false;
+          break;
+      }
+    }
+    if (!take) {
+      src.cfs_tasks.splice(src.cfs_tasks.begin(), src.cfs_tasks, src.cfs_tasks.iterator_to(se));
+      continue;
+    }
+    detach_task_lb(p, env.dst_cpu);
+    lb_detached_.push_back(p.se.task);
+    detached++;
+    // CONFIG_PREEMPTION: a newly idle CPU takes one task and runs it at once.
+    if (env.idle == CPU_NEWLY_IDLE && m_.build.preempt == machine::Preemption::Full) break;
+    if (env.imbalance <= 0) break;
+  }
+  return detached;
+}
+
+void KernelImpl::attach_tasks(lb_env& env) {
+  for (TaskId t : lb_detached_) attach_task_lb(task(t), env.dst_cpu);
+  lb_detached_.clear();
+}
+
+// voluntary_active_balance / need_active_balance (fair.c v5.7), symmetric capacity: only
+// repeated failure triggers an active balance.
+bool KernelImpl::voluntary_active_balance(const lb_env& env) { return env.mtype == migrate_misfit; }
+
+bool KernelImpl::need_active_balance(const lb_env& env) {
+  if (voluntary_active_balance(env)) return true;
+  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  return sd.nr_balance_failed >
+         static_cast<unsigned>(level_of(env.dst_cpu, env.sd_idx).cache_nice_tries + 2);
+}
+
+// load_balance (fair.c v5.7). Returns the number of tasks moved to this_cpu.
+int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
+                             bool& continue_balancing) {
+  Rq& this_rq = cpu_rq(this_cpu);
+  SchedDomain& sd = this_rq.sd[static_cast<size_t>(sd_idx)];
+  const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+  lb_env env;
+  env.sd_idx = sd_idx;
+  env.dst_cpu = this_cpu;
+  env.dst_group = idle == CPU_NEWLY_IDLE ? -1 : sd.groups.front();
+  env.idle = idle;
+  env.loop_break = sched_nr_migrate_break;
+  ++lb_epoch_;  // env->cpus = the domain span
+  int ld_moved = 0;
+  bool active_balance = false;
+  int busiest_cpu = -1;
+  sd.lb_count[idle]++;
+
+  enum { MOVED, BALANCED, ALL_PINNED, ONE_PINNED } outcome = MOVED;
+  for (;;) {  // redo:
+    if (!should_we_balance(env)) {
+      continue_balancing = false;
+      outcome = BALANCED;
+      break;
+    }
+    sd_lb_stats sds;
+    int group = find_busiest_group(env, sds);
+    if (group < 0) {
+      sd.lb_nobusyg[idle]++;
+      outcome = BALANCED;
+      break;
+    }
+    busiest_cpu = find_busiest_queue(env, group);
+    if (busiest_cpu < 0) {
+      sd.lb_nobusyq[idle]++;
+      outcome = BALANCED;
+      break;
+    }
+    sd.lb_imbalance[idle] += static_cast<std::uint64_t>(env.imbalance);
+    env.src_cpu = busiest_cpu;
+    Rq& busiest = cpu_rq(busiest_cpu);
+    ld_moved = 0;
+    bool redo = false;
+    if (busiest.nr_running > 1) {
+      env.flags |= LBF_ALL_PINNED;
+      env.loop_max = std::min(sysctl_sched_nr_migrate, busiest.nr_running);
+      for (;;) {  // more_balance:
+        int cur = detach_tasks(env);
+        if (cur) {
+          attach_tasks(env);
+          ld_moved += cur;
+        }
+        if (env.flags & LBF_NEED_BREAK) {
+          env.flags &= ~LBF_NEED_BREAK;
+          continue;
+        }
+        if ((env.flags & LBF_DST_PINNED) && env.imbalance > 0) {
+          lb_excluded_[static_cast<size_t>(env.dst_cpu)] = lb_epoch_;
+          env.dst_cpu = env.new_dst_cpu;
+          env.flags &= ~LBF_DST_PINNED;
+          env.loop = 0;
+          env.loop_break = sched_nr_migrate_break;
+          continue;
+        }
+        break;
+      }
+      if (sd.parent >= 0) {
+        SchedGroup& parent_local =
+            groups_[static_cast<size_t>(this_rq.sd[static_cast<size_t>(sd.parent)].groups.front())];
+        if ((env.flags & LBF_SOME_PINNED) && env.imbalance > 0) parent_local.imbalance = 1;
+      }
+      if (env.flags & LBF_ALL_PINNED) {
+        lb_excluded_[static_cast<size_t>(busiest_cpu)] = lb_epoch_;
+        // Redo unless every CPU left is in the local group.
+        bool subset = true;
+        for (int c : lvl.span) {
+          if (!lb_cpu_allowed(c)) continue;
+          if (env.dst_group < 0 ||
+              !std::binary_search(groups_[static_cast<size_t>(env.dst_group)].cpus.begin(),
+                                  groups_[static_cast<size_t>(env.dst_group)].cpus.end(), c)) {
+            subset = false;
+            break;
+          }
+        }
+        if (!subset) {
+          env.loop = 0;
+          env.loop_break = sched_nr_migrate_break;
+          redo = true;
+        } else {
+          outcome = ALL_PINNED;
+        }
+      }
+    }
+    if (redo) continue;
+    break;
+  }
+
+  if (outcome == MOVED) {
+    if (!ld_moved) {
+      sd.lb_failed[idle]++;
+      if (idle != CPU_NEWLY_IDLE) sd.nr_balance_failed++;
+      if (need_active_balance(env)) {
+        Rq& busiest = cpu_rq(busiest_cpu);
+        if (busiest.curr != kNoTask && !task(busiest.curr).allowed[static_cast<size_t>(this_cpu)]) {
+          env.flags |= LBF_ALL_PINNED;
+          outcome = ONE_PINNED;
+        } else {
+          if (!busiest.active_balance) {
+            busiest.active_balance = true;
+            busiest.push_cpu = this_cpu;
+            active_balance = true;
+          }
+          if (active_balance) kick_cpu(busiest_cpu);  // stop_one_cpu_nowait wakes the stopper
+          sd.nr_balance_failed = static_cast<unsigned>(lvl.cache_nice_tries + 1);
+        }
+      }
+    } else {
+      sd.nr_balance_failed = 0;
+      sd.lb_gained[idle] += static_cast<std::uint64_t>(ld_moved);
+    }
+    if (outcome == MOVED) {
+      if (!active_balance || voluntary_active_balance(env))
+        sd.balance_interval = static_cast<unsigned>(lvl.min_interval);
+      else if (sd.balance_interval < static_cast<unsigned>(lvl.max_interval))
+        sd.balance_interval *= 2;
+    }
+  }
+  if (outcome == BALANCED) {
+    if (sd.parent >= 0 && !(env.flags & LBF_ALL_PINNED))
+      groups_[static_cast<size_t>(this_rq.sd[static_cast<size_t>(sd.parent)].groups.front())]
+          .imbalance = 0;
+  }
+  if (outcome == BALANCED || outcome == ALL_PINNED) {
+    sd.lb_balanced[idle]++;
+    sd.nr_balance_failed = 0;
+  }
+  if (outcome != MOVED) {
+    ld_moved = 0;
+    if (env.idle != CPU_NEWLY_IDLE &&
+        (((env.flags & LBF_ALL_PINNED) && sd.balance_interval < MAX_PINNED_INTERVAL) ||
+         sd.balance_interval < static_cast<unsigned>(lvl.max_interval)))
+      sd.balance_interval *= 2;
+  }
+  return ld_moved;
+}
+
+// active_load_balance_cpu_stop (fair.c v5.7): the stopper preempts the running task of
+// busiest_cpu and moves one fair task (detach_one_task, from the tail of cfs_tasks) to
+// push_cpu, in the lowest domain of push_cpu that spans busiest_cpu. The stopper's
+// switch in and out costs one context switch.
+void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
+  Rq& busiest = cpu_rq(busiest_cpu);
+  busiest.active_balance = false;
+  int target = busiest.push_cpu;
+  if (target < 0 || busiest.nr_running <= 1 || target == busiest_cpu) return;
+  Rq& trq = cpu_rq(target);
+  int sd_idx = -1;
+  for (size_t k = 0; k < trq.sd.size(); ++k) {
+    const auto& span = levels_[static_cast<size_t>(trq.sd[k].level_id)].span;
+    if (std::binary_search(span.begin(), span.end(), busiest_cpu)) {
+      sd_idx = static_cast<int>(k);
+      break;
+    }
+  }
+  if (sd_idx < 0) return;
+  SchedDomain& sd = trq.sd[static_cast<size_t>(sd_idx)];
+  sd.alb_count++;
+  settle(busiest_cpu);
+  busiest.debt += m_.costs.context_switch.ns;
+  lb_env env;
+  env.sd_idx = sd_idx;
+  env.dst_cpu = target;
+  env.src_cpu = busiest_cpu;
+  env.idle = CPU_IDLE;
+  ++lb_epoch_;
+  // The stopper is running, so the previously running task counts as queued.
+  TaskId running = busiest.curr;
+  TaskId moved = kNoTask;
+  for (auto it = busiest.cfs_tasks.rbegin(); it != busiest.cfs_tasks.rend(); ++it) {
+    Task& p = task(it->task);
+    bool ok;
+    if (p.se.task == running) {
+      ok = p.allowed[static_cast<size_t>(target)];
+    } else {
+      ok = can_migrate_task(p, env);
+    }
+    if (ok) {
+      moved = p.se.task;
+      break;
+    }
+  }
+  if (moved == kNoTask) {
+    sd.alb_failed++;
+    return;
+  }
+  sd.alb_pushed++;
+  lb_stats_.active_migrations++;
+  int saved_cpu = this_cpu_;
+  bool saved_ctx = in_cpu_context_;
+  this_cpu_ = busiest_cpu;
+  in_cpu_context_ = false;
+  if (moved == running) {
+    move_task(moved, target);  // takes it off the CPU; schedule() below picks the next
+    lb_stats_.migrations++;
+  } else {
+    Task& p = task(moved);
+    detach_task_lb(p, target);
+    attach_task_lb(p, target);
+  }
+  this_cpu_ = saved_cpu;
+  in_cpu_context_ = saved_ctx;
+  if (moved == running) schedule(busiest_cpu);
+}
+
+// newidle_balance (fair.c v5.7; idle_balance in v5.4). Returns > 0 when a fair task
+// was pulled.
+int KernelImpl::newidle_balance(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  std::int64_t next_balance = jiffies() + hz_;
+  int pulled = 0;
+  Time curr_cost = 0;
+  rq.idle_stamp = now_;
+  if (rq.avg_idle < sysctl_sched_migration_cost || !rd_overload_) {
+    if (!rq.sd.empty()) update_next_balance(rq.sd.front(), next_balance);
+  } else {
+    update_blocked_averages(cpu);
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
+      SchedDomain& sd = rq.sd[k];
+      const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+      if (!(lvl.flags & SD_LOAD_BALANCE)) continue;
+      if (rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
+        update_next_balance(sd, next_balance);
+        break;
+      }
+      if (lvl.flags & SD_BALANCE_NEWIDLE) {
+        bool cont = true;
+        lb_probes_ = 0;
+        pulled = load_balance(cpu, static_cast<int>(k), CPU_NEWLY_IDLE, cont);
+        Time domain_cost = static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns;
+        lb_probes_ = 0;
+        rq.debt += domain_cost;
+        if (domain_cost > sd.max_newidle_lb_cost) sd.max_newidle_lb_cost = domain_cost;
+        curr_cost += domain_cost;
+      }
+      update_next_balance(sd, next_balance);
+      if (pulled || rq.nr_running > 0) break;
+    }
+    if (curr_cost > rq.max_idle_balance_cost) rq.max_idle_balance_cost = curr_cost;
+  }
+  if (time_after(rq.next_balance, next_balance)) rq.next_balance = next_balance;
+  if (rq.cfs.h_nr_running && !pulled) pulled = 1;
+  if (pulled) rq.idle_stamp = 0;
+  return pulled;
+}
+
+// ---------------------------------------------------------------------------
+// NOHZ idle balancing (fair.c v5.7)
+
+// nohz_balance_enter_idle: the tick stops on a CPU that goes idle.
+void KernelImpl::nohz_balance_enter_idle(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (!m_.build.nohz_idle) return;
+  rq.has_blocked_load = true;
+  nohz_.has_blocked = true;
+  if (rq.nohz_tick_stopped) return;
+  if (rq.sd.empty()) return;  // on_null_domain
+  rq.nohz_tick_stopped = true;
+  nohz_.nr_cpus++;
+  llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus--;  // set_cpu_sd_state_idle
+}
+
+// nohz_balance_exit_idle: the first busy tick of a CPU that was tickless.
+void KernelImpl::nohz_balance_exit_idle(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (!rq.nohz_tick_stopped) return;
+  rq.nohz_tick_stopped = false;
+  nohz_.nr_cpus--;
+  llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus++;  // set_cpu_sd_state_busy
+}
+
+// nohz_balancer_kick (fair.c v5.7), symmetric capacity, no asym packing.
+void KernelImpl::nohz_balancer_kick(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  nohz_balance_exit_idle(cpu);
+  if (nohz_.nr_cpus == 0) return;
+  unsigned flags = 0;
+  std::int64_t now = jiffies();
+  if (nohz_.has_blocked && time_after(now, nohz_.next_blocked)) flags = NOHZ_STATS_KICK;
+  if (!(now - nohz_.next_balance < 0)) {
+    if (rq.nr_running >= 2) {
+      flags = NOHZ_KICK_MASK;
+    } else if (rq.sd_llc >= 0 && llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus > 1) {
+      flags = NOHZ_KICK_MASK;
+    }
+  }
+  if (flags) kick_ilb(flags);
+}
+
+// kick_ilb (fair.c v5.7): the first tickless idle CPU balances for all of them.
+void KernelImpl::kick_ilb(unsigned flags) {
+  if (flags & NOHZ_BALANCE_KICK) nohz_.next_balance = jiffies() + 1;
+  int ilb = -1;
+  for (int c = 0; c < nr_cpus(); ++c) {
+    if (cpu_rq(c).nohz_tick_stopped && idle_cpu(c)) {
+      ilb = c;
+      break;
+    }
+  }
+  if (ilb < 0) return;
+  Rq& rq = cpu_rq(ilb);
+  unsigned old = rq.nohz_flags;
+  rq.nohz_flags |= flags;
+  if (old & NOHZ_KICK_MASK) return;
+  kick_cpu(ilb);
+}
+
+// nohz_idle_balance + _nohz_idle_balance (fair.c v5.7), run by the kicked CPU while it
+// is still idle. Returns true when the kick was handled.
+bool KernelImpl::nohz_idle_balance(int this_cpu) {
+  Rq& this_rq = cpu_rq(this_cpu);
+  unsigned flags = this_rq.nohz_flags;
+  if (!flags) return false;
+  this_rq.nohz_flags = 0;
+  if (!idle_cpu(this_cpu)) return false;  // got_nohz_idle_kick: the kick is stale
+  std::int64_t now = jiffies();
+  std::int64_t next_balance = now + 60 * hz_;
+  bool update_next = false;
+  bool has_blocked_load = false;
+  nohz_.has_blocked = false;
+  for (int c = 0; c < nr_cpus(); ++c) {
+    Rq& rq = cpu_rq(c);
+    if (c == this_cpu || !rq.nohz_tick_stopped || !idle_cpu(c)) continue;
+    ++lb_probes_;
+    update_blocked_averages(c);
+    has_blocked_load |= rq.has_blocked_load;
+    if (time_after_eq(jiffies(), rq.next_balance) && (flags & NOHZ_BALANCE_KICK))
+      rebalance_domains(c, CPU_IDLE);
+    if (time_after(next_balance, rq.next_balance)) {
+      next_balance = rq.next_balance;
+      update_next = true;
+    }
+  }
+  update_blocked_averages(this_cpu);
+  has_blocked_load |= this_rq.has_blocked_load;
+  if (flags & NOHZ_BALANCE_KICK) rebalance_domains(this_cpu, CPU_IDLE);
+  nohz_.next_blocked = now + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
+  if (has_blocked_load) nohz_.has_blocked = true;
+  if (update_next) nohz_.next_balance = next_balance;
+  return true;
+}
+
+// /proc/schedstat version 15 (kernel/sched/stats.c v5.4–v5.19): a cpu line per CPU
+// followed by its domain lines. ttwu_* of the domain lines are not counted (0).
+std::string KernelImpl::schedstat_text() const {
+  std::string out = fmt::format("version 15\ntimestamp {}\n", jiffies());
+  for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
+    const Rq& rq = rq_[static_cast<size_t>(cpu)];
+    out += fmt::format("cpu{} {} 0 {} {} {} {} {} {} {}\n", cpu, rq.yld_count, rq.sched_count,
+                       rq.sched_goidle, rq.ttwu_count, rq.ttwu_local, rq.cfs.exec_clock,
+                       rq.run_delay, rq.nr_switches);
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
+      const SchedDomain& sd = rq.sd[k];
+      const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+      // cpumask_pr_args with %*pb: hex words, most significant first, comma-separated.
+      std::string mask;
+      int words = (nr_cpus() + 31) / 32;
+      for (int w = words - 1; w >= 0; --w) {
+        std::uint32_t bits = 0;
+        for (int c : lvl.span)
+          if (c / 32 == w) bits |= 1u << (c % 32);
+        if (!mask.empty()) mask += ',';
+        mask += fmt::format("{:08x}", bits);
+      }
+      out += fmt::format("domain{} {}", k, mask);
+      for (int it = CPU_IDLE; it <= CPU_NEWLY_IDLE; ++it)
+        out += fmt::format(" {} {} {} {} {} {} {} {}", sd.lb_count[it], sd.lb_balanced[it],
+                           sd.lb_failed[it], sd.lb_imbalance[it], sd.lb_gained[it],
+                           sd.lb_hot_gained[it], sd.lb_nobusyq[it], sd.lb_nobusyg[it]);
+      out += fmt::format(" {} {} {} 0 0 0 0 0 0 {} {} {}\n", sd.alb_count, sd.alb_failed,
+                         sd.alb_pushed, sd.ttwu_wake_remote, sd.ttwu_move_affine,
+                         sd.ttwu_move_balance);
+    }
+  }
+  return out;
+}
+
+}  // namespace schedtwin::kernel
