@@ -1,0 +1,247 @@
+// Scenario tests of the load balancer (fair-class.md §5): the decisions the v5.7 kernel
+// takes on small hand-built cases. White-box where a decision has to be provoked at one
+// instant (KernelImpl), black-box (Kernel) where the outcome over time is the point.
+#include <gtest/gtest.h>
+
+#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
+#include "kernel_test_util.h"
+
+using namespace schedtwin;
+using namespace schedtwin::kernel;
+using schedtwin::testutil::BusyBody;
+using schedtwin::testutil::flat_machine;
+
+namespace {
+
+Config config(const char* profile, std::uint64_t seed = 1) {
+  Config c;
+  c.profile = make_profile(profile);
+  c.seed = seed;
+  return c;
+}
+
+}  // namespace
+
+// Two always-running tasks forked onto CPU 0 of an idle 4-CPU LLC: CPU 0's busy tick
+// sees nr_running >= 2 and kicks the idle load balancer, which pulls one task. The MC
+// domain's min_interval is 4 ms (sd_weight), so by 4 ms plus one tick they have spread.
+TEST(Balance, TwoTasksOnOneCpuOfAnIdleLlcSpreadWithinOneInterval) {
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    Kernel k(flat_machine(1, 4), config("v5.7", seed));
+    BusyBody a, b;
+    TaskId ta = k.create_task({.name = "a", .cpus = {0}}, &a);
+    TaskId tb = k.create_task({.name = "b", .cpus = {0}}, &b);
+    k.set_affinity(ta, {});
+    k.set_affinity(tb, {});
+    k.run_until(ms(8));
+    EXPECT_NE(k.task_cpu(ta), k.task_cpu(tb)) << "seed " << seed;
+    EXPECT_EQ(k.lb_stats().migrations, 1u) << "seed " << seed;
+  }
+}
+
+// Of three tasks stacked on CPU 0, the two pinned there never move; the free one does.
+TEST(Balance, APinnedTaskIsNeverMoved) {
+  Kernel k(flat_machine(2, 2), config("v5.7"));
+  BusyBody a, b, c;
+  TaskId ta = k.create_task({.name = "pinned-a", .cpus = {0}}, &a);
+  TaskId tb = k.create_task({.name = "pinned-b", .cpus = {0}}, &b);
+  TaskId tc = k.create_task({.name = "free", .cpus = {0}}, &c);
+  k.set_affinity(tc, {});
+  k.run_until(ms(1000));
+  EXPECT_EQ(k.task_cpu(ta), 0);
+  EXPECT_EQ(k.task_cpu(tb), 0);
+  EXPECT_EQ(k.task_stats(ta).nr_migrations, 0);
+  EXPECT_EQ(k.task_stats(tb).nr_migrations, 0);
+  EXPECT_NE(k.task_cpu(tc), 0);
+  // CPU 0 stays imbalanced, so balancing kept trying: the pinned tasks were examined.
+  EXPECT_NE(k.schedstat().find("domain0"), std::string::npos);
+}
+
+namespace {
+
+// Two tasks that have shared CPU 0 for 100 ms; CPU 1 of the same 2-CPU LLC is idle.
+// Returns the task that is queued (not running) on CPU 0, made cache hot: it ran until now.
+TaskId stacked_with_hot_waiter(KernelImpl& k, BusyBody& a, BusyBody& b) {
+  TaskId ta = k.create_task({.name = "a", .cpus = {0}}, &a, 0);
+  TaskId tb = k.create_task({.name = "b", .cpus = {0}}, &b, 0);
+  k.run_until(ms(100));
+  k.task(ta).allowed.assign(2, true);
+  k.task(ta).nr_cpus_allowed = 2;
+  k.task(tb).allowed.assign(2, true);
+  k.task(tb).nr_cpus_allowed = 2;
+  TaskId waiting = k.cpu_rq(0).curr == ta ? tb : ta;
+  k.task(waiting).se.exec_start = k.now_;  // descheduled just now: task_hot
+  return waiting;
+}
+
+}  // namespace
+
+// task_hot: a task that ran less than migration_cost (0.5 ms) ago is not pulled, unless
+// balancing of that domain has failed more than cache_nice_tries (1 for MC) times.
+TEST(Balance, ACacheHotTaskIsPulledOnlyAfterRepeatedFailures) {
+  machine::Machine m = flat_machine(1, 2);
+  m.build.nohz_idle = true;
+  KernelImpl k(m, config("v5.7"));
+  BusyBody a, b;
+  TaskId waiting = stacked_with_hot_waiter(k, a, b);
+  ASSERT_EQ(k.cpu_rq(0).nr_running, 2u);
+  ASSERT_TRUE(k.idle_cpu(1));
+  SchedDomain& sd = k.cpu_rq(1).sd[0];
+  ASSERT_EQ(k.levels_[static_cast<size_t>(sd.level_id)].cache_nice_tries, 1);
+
+  bool cont = true;
+  EXPECT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 0);  // hot: failed once
+  EXPECT_EQ(sd.nr_balance_failed, 1u);
+  EXPECT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 0);  // 1 > 1 is false: still hot
+  EXPECT_EQ(sd.nr_balance_failed, 2u);
+  EXPECT_EQ(k.task(waiting).cpu, 0);
+  EXPECT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 1);  // 2 > 1: hotness is overridden
+  EXPECT_EQ(k.task(waiting).cpu, 1);
+  EXPECT_EQ(sd.lb_hot_gained[CPU_IDLE], 1u);
+  EXPECT_EQ(sd.lb_failed[CPU_IDLE], 2u);
+  EXPECT_EQ(sd.nr_balance_failed, 0u);
+}
+
+TEST(Balance, ATaskThatRanLongerAgoThanMigrationCostIsPulledAtOnce) {
+  KernelImpl k(flat_machine(1, 2), config("v5.7"));
+  BusyBody a, b;
+  TaskId waiting = stacked_with_hot_waiter(k, a, b);
+  k.task(waiting).se.exec_start = k.now_ - us(501);
+  bool cont = true;
+  EXPECT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 1);
+  EXPECT_EQ(k.task(waiting).cpu, 1);
+  EXPECT_EQ(k.cpu_rq(1).sd[0].lb_hot_gained[CPU_IDLE], 0u);
+}
+
+// should_we_balance: of a busy local group, only its first CPU balances a domain.
+TEST(Balance, OnlyTheGroupsBalanceCpuBalancesWhenNoneIsIdle) {
+  KernelImpl k(flat_machine(2, 2), config("v5.7"));
+  BusyBody body[4];
+  for (int c = 0; c < 4; ++c) k.create_task({.name = "t", .cpus = {c}}, &body[c], c);
+  k.run_until(ms(10));
+  // DIE level (index 1): local groups are {0,1} and {2,3}.
+  lb_env env;
+  env.sd_idx = 1;
+  env.idle = CPU_NOT_IDLE;
+  ++k.lb_epoch_;
+  env.dst_cpu = 0;
+  EXPECT_TRUE(k.should_we_balance(env));
+  env.dst_cpu = 1;
+  EXPECT_FALSE(k.should_we_balance(env));
+  env.dst_cpu = 2;
+  EXPECT_TRUE(k.should_we_balance(env));
+  env.idle = CPU_NEWLY_IDLE;
+  env.dst_cpu = 3;
+  EXPECT_TRUE(k.should_we_balance(env));
+}
+
+// group_classify with and without runnable_avg (fair-class.md §5.7): 5 tasks on 4 CPUs
+// whose util dipped (3000 of 4096) while they wait (runnable 5000). pct 117:
+//   util test:     4096*100 = 409600 > 3000*117 = 351000 -> capacity left, not overloaded
+//   runnable test: 4096*117 = 479232 < 5000*100 = 500000 -> overloaded
+TEST(Balance, RunnableAvgMakesAGroupWithWaitingTasksOverloaded) {
+  sg_lb_stats sgs;
+  sgs.sum_nr_running = 5;
+  sgs.group_weight = 4;
+  sgs.group_capacity = 4096;
+  sgs.group_util = 3000;
+  sgs.group_runnable = 5000;
+  {
+    KernelImpl k(flat_machine(1, 4), config("v5.6"));
+    EXPECT_EQ(k.group_classify(117, 0, sgs), sg_type::group_has_spare);
+  }
+  {
+    KernelImpl k(flat_machine(1, 4), config("v5.7"));
+    EXPECT_EQ(k.group_classify(117, 0, sgs), sg_type::group_overloaded);
+  }
+  // As many tasks as CPUs, runnable above capacity: no spare capacity, but not overloaded.
+  sgs.sum_nr_running = 4;
+  KernelImpl k(flat_machine(1, 4), config("v5.7"));
+  EXPECT_EQ(k.group_classify(117, 0, sgs), sg_type::group_fully_busy);
+  KernelImpl k6(flat_machine(1, 4), config("v5.6"));
+  EXPECT_EQ(k6.group_classify(117, 0, sgs), sg_type::group_has_spare);
+}
+
+namespace {
+
+// Run `work`, sleep to the next multiple of `period` (an hrtimer on the KernelImpl).
+struct Periodic : TaskBody {
+  KernelImpl* k = nullptr;
+  Time work = 0, period = 0, t_next = 0;
+  bool running = false;
+  Step next(TaskId self, Time now) override {
+    if (running) {
+      running = false;
+      t_next += period;
+      if (now < t_next) {
+        k->arm_timer(self, t_next);
+        return Step::block();
+      }
+      t_next = now;
+    }
+    running = true;
+    if (!t_next) t_next = now;
+    return Step::run(work);
+  }
+};
+
+}  // namespace
+
+// Wasted cores (Lozi et al., EuroSys 2016): a CPU must not stay idle for long while
+// another CPU of its LLC has a task waiting. Periodic tasks of mixed sizes beside four
+// always-running tasks forked onto CPU 0 (only balancing can spread those), on 2 LLCs of
+// 4 CPUs, sampled every 100 us for 2 s.
+TEST(Balance, NoCpuStaysIdleWhileATaskWaitsInItsLlc) {
+  for (const char* profile : {"v5.4", "v5.6", "v5.7"}) {
+    KernelImpl k(flat_machine(2, 4, us(20), us(50)), config(profile));
+    Periodic bodies[6];
+    for (int i = 0; i < 6; ++i) {
+      bodies[i].k = &k;
+      bodies[i].work = us(300 + 450 * i);
+      bodies[i].period = ms(4 + (i % 5) * 3);
+      k.create_task({.name = "p"}, &bodies[i], i % 8);
+    }
+    BusyBody busy[4];
+    for (auto& b : busy) {
+      TaskId t = k.create_task({.name = "busy", .cpus = {0}}, &b, 0);
+      k.set_affinity(t, {});
+    }
+    std::vector<Time> idle_while_waiting(8, 0);
+    Time worst = 0;
+    const Time step = us(100);
+    for (Time t = step; t <= ms(2000); t += step) {
+      k.run_until(t);
+      for (int c = 0; c < 8; ++c) {
+        bool waiting = false;
+        for (int o = 0; o < 8; ++o)
+          if (o / 4 == c / 4 && k.cpu_rq(o).cfs.h_nr_running >= 2) waiting = true;
+        if (k.idle_cpu(c) && waiting) {
+          idle_while_waiting[c] += step;
+          worst = std::max(worst, idle_while_waiting[c]);
+        } else {
+          idle_while_waiting[c] = 0;
+        }
+      }
+    }
+    // A few MC balance intervals (4 ms each) at most.
+    EXPECT_LE(worst, ms(12)) << profile;
+  }
+}
+
+// Balancing moves PELT signals with the task: the source loses the task's load at its
+// next update, the destination gains it on attach.
+TEST(Balance, MigrationMovesTheTasksLoadAvg) {
+  KernelImpl k(flat_machine(1, 2), config("v5.7"));
+  BusyBody a, b;
+  TaskId waiting = stacked_with_hot_waiter(k, a, b);
+  k.task(waiting).se.exec_start = 0;
+  k.update_cfs_rq_load_avg(k.now_, k.cpu_rq(0).cfs);
+  unsigned long src_before = k.cpu_rq(0).cfs.avg.load_avg;
+  bool cont = true;
+  ASSERT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 1);
+  unsigned long task_load = k.task(waiting).se.avg.load_avg;  // as detach_entity_load_avg saw it
+  ASSERT_GT(task_load, 100u);
+  EXPECT_EQ(k.cpu_rq(1).cfs.avg.load_avg, task_load);
+  EXPECT_EQ(k.cpu_rq(0).cfs.avg.load_avg, src_before - task_load);
+}
