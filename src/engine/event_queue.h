@@ -41,14 +41,16 @@ class EventQueue {
     Slot& s = slots_[id];
     s.when = when;
     s.seq = next_seq_++;
+    Entry e{when, s.seq, id};
     if (s.heap_pos < 0) {
-      s.heap_pos = static_cast<std::int32_t>(heap_.size());
-      heap_.push_back(id);
-      sift_up(static_cast<std::size_t>(s.heap_pos));
+      heap_.push_back(e);
+      sift_up(heap_.size() - 1, e);
     } else {
       std::size_t pos = static_cast<std::size_t>(s.heap_pos);
-      sift_up(pos);
-      sift_down(static_cast<std::size_t>(slots_[id].heap_pos));
+      if (pos > 0 && less(e, heap_[(pos - 1) / kArity]))
+        sift_up(pos, e);
+      else
+        sift_down(pos, e);
     }
   }
 
@@ -58,13 +60,13 @@ class EventQueue {
     std::size_t pos = static_cast<std::size_t>(s.heap_pos);
     s.heap_pos = -1;
     s.when = kTimeNever;
-    SlotId last = heap_.back();
+    Entry last = heap_.back();
     heap_.pop_back();
     if (pos < heap_.size()) {
-      heap_[pos] = last;
-      slots_[last].heap_pos = static_cast<std::int32_t>(pos);
-      sift_up(pos);
-      sift_down(static_cast<std::size_t>(slots_[last].heap_pos));
+      if (pos > 0 && less(last, heap_[(pos - 1) / kArity]))
+        sift_up(pos, last);
+      else
+        sift_down(pos, last);
     }
   }
 
@@ -73,52 +75,58 @@ class EventQueue {
   const Slot& slot(SlotId id) const { return slots_[id]; }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
-  Time next_time() const { return heap_.empty() ? kTimeNever : slots_[heap_[0]].when; }
+  Time next_time() const { return heap_.empty() ? kTimeNever : heap_[0].when; }
 
   // Removes and returns the earliest slot; the slot is disarmed.
   SlotId pop() {
     assert(!heap_.empty());
-    SlotId top = heap_[0];
+    SlotId top = heap_[0].id;
     cancel(top);
     return top;
   }
 
  private:
-  bool less(SlotId a, SlotId b) const {
-    const Slot& x = slots_[a];
-    const Slot& y = slots_[b];
+  struct Entry {
+    Time when;
+    std::uint64_t seq;
+    SlotId id;
+  };
+  static constexpr std::size_t kArity = 2;
+
+  static bool less(const Entry& x, const Entry& y) {
     return x.when < y.when || (x.when == y.when && x.seq < y.seq);
   }
-  void place(std::size_t pos, SlotId id) {
-    heap_[pos] = id;
-    slots_[id].heap_pos = static_cast<std::int32_t>(pos);
+  void place(std::size_t pos, const Entry& e) {
+    heap_[pos] = e;
+    slots_[e.id].heap_pos = static_cast<std::int32_t>(pos);
   }
-  void sift_up(std::size_t pos) {
-    SlotId id = heap_[pos];
+  void sift_up(std::size_t pos, Entry e) {
     while (pos > 0) {
-      std::size_t parent = (pos - 1) / 2;
-      if (!less(id, heap_[parent])) break;
+      std::size_t parent = (pos - 1) / kArity;
+      if (!less(e, heap_[parent])) break;
       place(pos, heap_[parent]);
       pos = parent;
     }
-    place(pos, id);
+    place(pos, e);
   }
-  void sift_down(std::size_t pos) {
-    SlotId id = heap_[pos];
-    std::size_t n = heap_.size();
+  void sift_down(std::size_t pos, Entry e) {
+    const std::size_t n = heap_.size();
     for (;;) {
-      std::size_t child = 2 * pos + 1;
-      if (child >= n) break;
-      if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-      if (!less(heap_[child], id)) break;
-      place(pos, heap_[child]);
-      pos = child;
+      std::size_t first = kArity * pos + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t end = first + kArity < n ? first + kArity : n;
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (less(heap_[c], heap_[best])) best = c;
+      if (!less(heap_[best], e)) break;
+      place(pos, heap_[best]);
+      pos = best;
     }
-    place(pos, id);
+    place(pos, e);
   }
 
   std::vector<Slot> slots_;
-  std::vector<SlotId> heap_;
+  std::vector<Entry> heap_;
   std::uint64_t next_seq_ = 0;
 };
 

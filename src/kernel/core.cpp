@@ -54,13 +54,16 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   tick_ns_ = (kNsPerSec + hz_ / 2) / hz_;  // TICK_NSEC
   tick_phase_ = static_cast<Time>(rng_.below(static_cast<std::uint64_t>(tick_ns_)));
   // sched_init_granularity / get_update_sysctl_factor (SCHED_TUNABLESCALING_LOG).
-  unsigned factor = 1 + static_cast<unsigned>(ilog2(static_cast<unsigned>(std::min(m_.nr_cpus(), 8))));
+  unsigned factor =
+      1 + static_cast<unsigned>(ilog2(static_cast<unsigned>(std::min(m_.nr_cpus(), 8))));
   sysctl_sched_latency = 6 * kNsPerMs * factor;
   sysctl_sched_min_granularity = 750 * kNsPerUs * factor;
   sysctl_sched_wakeup_granularity = 1 * kNsPerMs * factor;
   sched_nr_latency = 8;
 
   const int n = m_.nr_cpus();
+  smt_sib_.resize(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c) smt_sib_[static_cast<size_t>(c)] = m_.smt_siblings(c);
   rq_.resize(static_cast<size_t>(n));
   q_.reserve(static_cast<size_t>(n) * 4 + 64);
   for (int c = 0; c < n; ++c) {
@@ -111,7 +114,7 @@ void KernelImpl::update_speed(int cpu) {
   Rq& rq = cpu_rq(cpu);
   double speed = static_cast<double>(rq.cpu_capacity_orig) / 1024.0;
   if (smt_present_ && m_.smt_throughput < 1.0) {
-    const auto sib = m_.smt_siblings(cpu);
+    const auto& sib = smt_siblings(cpu);
     int busy = 0;
     for (int s : sib)
       if (cpu_rq(s).curr != kNoTask) ++busy;
@@ -134,7 +137,10 @@ void KernelImpl::settle(int cpu) {
   elapsed -= pay;
   Task& t = task(rq.curr);
   if (elapsed > 0 && t.step_kind == Step::Kind::Run) {
-    Time done = static_cast<Time>((static_cast<__int128>(elapsed) * rq.speed_q10) >> 10);
+    // speed_q10 < 2^21, so 64 bits suffice below 2^42 ns (73 min) of elapsed time.
+    Time done = elapsed < (Time{1} << 42)
+                    ? (elapsed * rq.speed_q10) >> 10
+                    : static_cast<Time>((static_cast<__int128>(elapsed) * rq.speed_q10) >> 10);
     t.remaining = std::max<Time>(0, t.remaining - done);
   }
 }
@@ -151,16 +157,20 @@ void KernelImpl::rearm_step(int cpu) {
   if (t.step_kind == Step::Kind::RunUntil) {
     done = std::max(start, t.run_until);
   } else {
-    __int128 wall = (static_cast<__int128>(t.remaining) * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
-    __int128 d = static_cast<__int128>(start) + wall;
-    done = d > kTimeNever / 2 ? kTimeNever / 2 : static_cast<Time>(d);
+    if (t.remaining < (Time{1} << 50)) {
+      done = start + (t.remaining * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
+    } else {
+      __int128 wall = (static_cast<__int128>(t.remaining) * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
+      __int128 d = static_cast<__int128>(start) + wall;
+      done = d > kTimeNever / 2 ? kTimeNever / 2 : static_cast<Time>(d);
+    }
   }
   q_.arm(rq.step_slot, done);
 }
 
 void KernelImpl::smt_siblings_changed(int cpu) {
   if (!smt_present_ || m_.smt_throughput >= 1.0) return;
-  for (int s : m_.smt_siblings(cpu)) {
+  for (int s : smt_siblings(cpu)) {
     settle(s);
     update_speed(s);
     if (s != cpu && cpu_rq(s).curr != kNoTask) rearm_step(s);
@@ -216,8 +226,8 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   t.allowed.assign(static_cast<size_t>(n), attr.cpus.empty());
   for (int c : attr.cpus) {
     if (c < 0 || c >= n)
-      throw InputError(fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
-                                   attr.name, c, n));
+      throw InputError(fmt::format(
+          "task {}: CPU {} in its affinity does not exist (machine has {} CPUs)", attr.name, c, n));
     t.allowed[static_cast<size_t>(c)] = true;
   }
   t.nr_cpus_allowed = static_cast<int>(std::count(t.allowed.begin(), t.allowed.end(), true));
@@ -516,9 +526,10 @@ void KernelImpl::run_task_program(int cpu) {
   TaskId saved_cur = current_;
   for (int guard = 0;; ++guard) {
     if (guard > kMaxZeroSteps)
-      throw InputError(fmt::format("task {} keeps returning zero work (a program that never blocks "
-                                   "or runs)",
-                                   task(id).attr.name));
+      throw InputError(
+          fmt::format("task {} keeps returning zero work (a program that never blocks "
+                      "or runs)",
+                      task(id).attr.name));
     Task& t = task(id);
     this_cpu_ = cpu;
     current_ = id;
@@ -610,8 +621,9 @@ void KernelImpl::set_affinity(TaskId id, const std::vector<int>& cpus) {
   std::vector<bool> allowed(static_cast<size_t>(n), cpus.empty());
   for (int c : cpus) {
     if (c < 0 || c >= n)
-      throw InputError(fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
-                                   t.attr.name, c, n));
+      throw InputError(
+          fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
+                      t.attr.name, c, n));
     allowed[static_cast<size_t>(c)] = true;
   }
   t.allowed = allowed;
@@ -764,7 +776,8 @@ void KernelImpl::run_until(Time end) {
 // ---------------------------------------------------------------------------
 // Kernel facade
 
-Kernel::Kernel(const machine::Machine& m, const Config& cfg) : impl_(std::make_unique<KernelImpl>(m, cfg)) {}
+Kernel::Kernel(const machine::Machine& m, const Config& cfg)
+    : impl_(std::make_unique<KernelImpl>(m, cfg)) {}
 Kernel::~Kernel() = default;
 Time Kernel::now() const { return impl_->now_; }
 const machine::Machine& Kernel::machine() const { return impl_->m_; }
@@ -778,9 +791,13 @@ bool Kernel::wake_up(TaskId wakee, unsigned wake_flags) {
 }
 void Kernel::arm_timer(TaskId self, Time expires) { impl_->arm_timer(self, expires); }
 void Kernel::set_affinity(TaskId t, const std::vector<int>& cpus) { impl_->set_affinity(t, cpus); }
-void Kernel::set_scheduler(TaskId t, Policy policy, int nice) { impl_->set_scheduler(t, policy, nice); }
+void Kernel::set_scheduler(TaskId t, Policy policy, int nice) {
+  impl_->set_scheduler(t, policy, nice);
+}
 int Kernel::task_cpu(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].cpu; }
-const TaskAttr& Kernel::task_attr(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].attr; }
+const TaskAttr& Kernel::task_attr(TaskId t) const {
+  return impl_->tasks_[static_cast<size_t>(t)].attr;
+}
 const TaskStats& Kernel::task_stats(TaskId t) const { return impl_->task_stats(t); }
 int Kernel::nr_tasks() const { return impl_->nr_tasks_i(); }
 void Kernel::run_until(Time end) { impl_->run_until(end); }

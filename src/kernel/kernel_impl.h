@@ -124,6 +124,8 @@ class KernelImpl {
   int this_cpu_ = 0;
   TaskId current_ = kNoTask;
   bool smt_present_ = false;
+  std::vector<std::vector<int>> smt_sib_;  // per CPU: its core's hardware threads, ascending
+  const std::vector<int>& smt_siblings(int cpu) const { return smt_sib_[static_cast<size_t>(cpu)]; }
   // True while a CPU runs kernel code that checks need_resched when it ends (a task's
   // system call, an interrupt handler, the tick); a local resched_curr then needs no kick.
   bool in_cpu_context_ = false;

@@ -92,7 +92,7 @@ int KernelImpl::select_idle_core(Task& p, int target) {
     int core = span[(start + k) % span.size()];
     if (visited[core] || !p.allowed[core]) continue;
     bool idle = true;
-    for (int cpu : m_.smt_siblings(core)) {
+    for (int cpu : smt_siblings(core)) {
       visited[cpu] = true;
       probes_++;
       if (!available_idle_cpu(cpu)) idle = false;
@@ -156,7 +156,7 @@ int KernelImpl::select_idle_smt(Task& p, int target) {
   const bool fallback = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
   const bool consistent = feat(Feature::SCHED_IDLE_CONSISTENT);
   int si_cpu = kNone;
-  for (int cpu : m_.smt_siblings(target)) {
+  for (int cpu : smt_siblings(target)) {
     if (!p.allowed[cpu]) continue;
     probes_++;
     if (available_idle_cpu(cpu) || (consistent && sched_idle_cpu(cpu))) return cpu;
@@ -435,7 +435,7 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
 // __update_idle_core (fair.c v5.4): called when cpu switches to idle.
 void KernelImpl::update_idle_core(int cpu) {
   if (!smt_present_ || test_idle_cores(cpu)) return;
-  for (int s : m_.smt_siblings(cpu)) {
+  for (int s : smt_siblings(cpu)) {
     if (s == cpu) continue;
     if (!available_idle_cpu(s)) return;
   }
