@@ -1,0 +1,506 @@
+#include "cli/compare_cmd.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "cli/run_common.h"
+#include "engine/error.h"
+#include "kernel/features.h"
+#include "metrics/compare_stats.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+// ---- the subcommands compare can run -------------------------------------------------------
+
+// What a subcommand's entry gives compare once it has put its options on a parser.
+struct Prepared {
+  CommonOptions* common = nullptr;  // the parsed common options (machine, hz, duration)
+  // After parsing, before any run: cross-option checks and reading the input, so that bad input
+  // fails once, up front (UsageError / InputError). Gets the base scenario (machine loaded).
+  std::function<void(const Scenario&)> prepare;
+  // One simulation with the given options; logdir empty: no logs. Called from several threads at
+  // once: it may only read the state captured at definition time.
+  std::function<RunFigures(const CommonOptions&, const std::string& logdir)> run;
+};
+
+struct SubcommandEntry {
+  const char* name;
+  bool writes_logs;  // accepts compare's --logdir
+  // Defines the subcommand's own options (the functions its `schedtwin SUBCOMMAND` uses) on `sub`.
+  Prepared (*define)(CLI::App& sub);
+};
+
+Prepared define_rtapp(CLI::App& sub) {
+  auto a = std::make_shared<RtAppArgs>();
+  add_rtapp_options(sub, *a);
+  Prepared p;
+  p.common = &a->common;
+  p.prepare = [a](const Scenario& s) {
+    workload::rtapp::parse_file(a->taskset, s.machine.nr_cpus());
+  };
+  // create_logdir: DIR/<config>/seed-N/ is compare's own, made once the input is valid. The
+  // file's logdir is never used (without --logdir no logs are written at all).
+  p.run = [a](const CommonOptions& o, const std::string& logdir) {
+    return rtapp_figures(run_rtapp(o, a->taskset, logdir, true));
+  };
+  return p;
+}
+
+Prepared define_messaging_like(CLI::App& sub, bool hackbench) {
+  auto a = std::make_shared<MessagingArgs>();
+  auto params = std::make_shared<workload::MessagingParams>();
+  if (hackbench)
+    add_hackbench_options(sub, *a);
+  else
+    add_messaging_options(sub, *a);
+  Prepared p;
+  p.common = &a->common;
+  p.prepare = [a, params, hackbench](const Scenario&) {
+    *params = hackbench ? hackbench_params(*a) : messaging_params(*a);
+  };
+  p.run = [params, hackbench](const CommonOptions& o, const std::string&) {
+    return messaging_figures(
+        run_messaging_command(o, *params, hackbench ? "hackbench" : "messaging"));
+  };
+  return p;
+}
+
+Prepared define_messaging(CLI::App& sub) { return define_messaging_like(sub, false); }
+Prepared define_hackbench(CLI::App& sub) { return define_messaging_like(sub, true); }
+
+// schbench and pingpong: one entry each once their subcommands expose their options.
+constexpr SubcommandEntry kSubcommands[] = {
+    {"rt-app", true, define_rtapp},
+    {"messaging", false, define_messaging},
+    {"hackbench", false, define_hackbench},
+};
+
+// ---- parsing ARGS ------------------------------------------------------------------------------
+
+std::string supported_list() {
+  std::string s;
+  for (const auto& e : kSubcommands) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+// Options compare owns (or that would make every run write the same file) may not appear in ARGS.
+// Of the common set only --machine and --hz are allowed: they are the same for both
+// configurations. Any option added to the common set later is refused until compare handles it.
+void reject_owned_options(const CLI::App& sub, const std::string& name) {
+  CLI::App probe;
+  CommonOptions defaults;
+  add_common_options(probe, defaults);
+  std::vector<std::string> owned;
+  for (const CLI::Option* opt : probe.get_options()) {
+    if (opt == probe.get_help_ptr() || opt == probe.get_help_all_ptr()) continue;
+    const std::string n = opt->get_name();
+    if (n != "--machine" && n != "--hz") owned.push_back(n);
+  }
+  owned.push_back("--logdir");
+  for (const std::string& n : owned) {
+    const CLI::Option* given = sub.get_option_no_throw(n);
+    if (!given || given->count() == 0) continue;
+    std::string why;
+    if (n == "--seed")
+      why = "compare runs seeds 1..N itself (--runs N)";
+    else if (n == "--kernel" || n == "--features")
+      why = "give the two configurations as --base SPEC and --with SPEC";
+    else if (n == "--json")
+      why = "give --json FILE before \"--\" (one document for the comparison)";
+    else if (n == "--logdir")
+      why = "give --logdir DIR before \"--\" (logs go to DIR/<base|with>/seed-N/)";
+    else
+      why = "not supported by compare";
+    throw UsageError(fmt::format("compare: {} in the {} ARGS: {}", n, name, why));
+  }
+}
+
+// The full flag list of `f` ("NO_X,Y,..."): applied by make_scenario on the profile of the same
+// name it gives exactly `f`, whatever that profile's defaults are.
+std::string explicit_features(const kernel::FeatureSet& f) {
+  std::string s;
+  for (int i = 0; i < kernel::kNumFeatures; ++i) {
+    const auto x = static_cast<kernel::Feature>(i);
+    s +=
+        fmt::format("{}{}{}", s.empty() ? "" : ",", f.has(x) ? "" : "NO_", kernel::feature_name(x));
+  }
+  return s;
+}
+
+CommonOptions run_options(const CommonOptions& parsed, const kernel::Profile& prof,
+                          std::uint64_t seed) {
+  CommonOptions o = parsed;
+  o.kernel = prof.name;
+  o.features = explicit_features(prof.features);
+  o.seed = seed;
+  o.json_out.clear();
+  return o;
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() &&
+      s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                          "-_./=,:+@%") == std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+// ---- the table ---------------------------------------------------------------------------------
+
+// Fixed-point with `d` decimals; never "-0.00".
+std::string fixed(double x, int d, bool plus = false) {
+  std::string s = plus ? fmt::format("{:+.{}f}", x, d) : fmt::format("{:.{}f}", x, d);
+  if (s.find_first_not_of("+-0.") == std::string::npos)
+    s = (plus ? "+" : "") + s.substr(s[0] == '-' || s[0] == '+');
+  return s;
+}
+
+// Decimals for a row: about four significant digits below 100, two decimals above, at most six.
+int decimals_for(double magnitude) {
+  if (!(magnitude > 0) || !std::isfinite(magnitude)) return 2;
+  const int d = 2 - static_cast<int>(std::floor(std::log10(magnitude)));
+  return std::clamp(d, 2, 6);
+}
+
+std::string mean_sd(const metrics::SampleStats& s, int d) {
+  if (s.n == 0) return "n/a";
+  return fixed(s.mean, d) + " ± " + (std::isnan(s.sd) ? std::string("n/a") : fixed(s.sd, d));
+}
+
+// Display width of UTF-8 text ("±" is two bytes, one column).
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string render_table(const std::vector<std::array<std::string, 5>>& rows) {
+  std::array<std::size_t, 5> w{};
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < 5; ++c) w[c] = std::max(w[c], columns(r[c]));
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < 5; ++c) {
+      line += r[c];
+      if (c + 1 < 5) line += std::string(w[c] - columns(r[c]) + 3, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string describe(const kernel::Profile& p) {
+  return fmt::format("kernel {}, features {}", p.name, p.features.to_string());
+}
+
+// "+X -Y" of `with` against `base` (and the profile if it changed).
+std::string change(const kernel::Profile& base, const kernel::Profile& with) {
+  std::vector<std::string> parts;
+  if (base.name != with.name)
+    parts.push_back(fmt::format("kernel {} -> {},", base.name, with.name));
+  for (int i = 0; i < kernel::kNumFeatures; ++i) {
+    const auto x = static_cast<kernel::Feature>(i);
+    if (base.features.has(x) != with.features.has(x))
+      parts.push_back(
+          fmt::format("{}{}", with.features.has(x) ? "+" : "-", kernel::feature_name(x)));
+  }
+  if (base.busy_factor != with.busy_factor ||
+      base.default_imbalance_pct != with.default_imbalance_pct)
+    parts.push_back(fmt::format("busy_factor {} -> {}, imbalance_pct {} -> {}", base.busy_factor,
+                                with.busy_factor, base.default_imbalance_pct,
+                                with.default_imbalance_pct));
+  return parts.empty() ? "same as base" : join(parts, " ");
+}
+
+nlohmann::json profile_json(const std::string& spec, const kernel::Profile& p) {
+  return {{"spec", spec}, {"kernel", p.name}, {"features", p.features.names()}};
+}
+
+nlohmann::json stats_json(const metrics::SampleStats& s) {
+  nlohmann::json j;
+  j["n"] = s.n;
+  j["mean"] = s.n ? nlohmann::json(s.mean) : nlohmann::json(nullptr);
+  j["sd"] = std::isnan(s.sd) ? nlohmann::json(nullptr) : nlohmann::json(s.sd);
+  return j;
+}
+
+RunFigures common_figures(const nlohmann::json& j) {
+  RunFigures f;
+  f.sim_time_s = j.value("sim_time_s", 0.0);
+  f.wall_time_s = j.value("wall_time_s", 0.0);
+  f.events = j.value("events", std::uint64_t{0});
+  return f;
+}
+
+}  // namespace
+
+RunFigures rtapp_figures(const RtAppOutcome& out) {
+  RunFigures f = common_figures(out.json);
+  for (const std::string& name : out.task_order) {
+    const nlohmann::json& t = out.json.at("tasks").at(name);
+    const bool timer =
+        std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end();
+    if (timer) {
+      const nlohmann::json& w = t.at("wu_lat_us");
+      for (const char* k : {"mean", "p50", "p90", "p99"})
+        f.metrics.emplace_back(name + ".wu_lat_us." + k, w.at(k).get<double>());
+      const std::vector<double>& v = out.wu_lat_us.at(name);
+      const auto over = std::count_if(v.begin(), v.end(), [](double x) { return x > 1000; });
+      f.metrics.emplace_back(
+          name + ".wu_lat_us.over_1ms_pct",
+          v.empty() ? 0.0 : 100.0 * static_cast<double>(over) / static_cast<double>(v.size()));
+      f.metrics.emplace_back(name + ".slack_us.mean", t.at("slack_us").at("mean").get<double>());
+    }
+    f.metrics.emplace_back(name + ".loops", t.at("wu_lat_us").at("n").get<double>());
+  }
+  return f;
+}
+
+RunFigures messaging_figures(const MessagingOutcome& out) {
+  RunFigures f = common_figures(out.json);
+  f.metrics.emplace_back("total_time_s", out.json.at("total_time_s").get<double>());
+  return f;
+}
+
+std::vector<std::string> compare_subcommands() {
+  std::vector<std::string> v;
+  for (const auto& e : kSubcommands) v.emplace_back(e.name);
+  return v;
+}
+
+CompareOutcome run_compare(const CompareRequest& r) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (r.runs < 1) throw UsageError(fmt::format("--runs {}: expected at least 1", r.runs));
+  if (r.jobs < 1) throw UsageError(fmt::format("--jobs {}: expected at least 1", r.jobs));
+  if (r.args.empty())
+    throw UsageError(fmt::format(
+        "compare: expected \"-- SUBCOMMAND ARGS...\" after compare's options (SUBCOMMAND: {})",
+        supported_list()));
+
+  // The subcommand and its ARGS, parsed by its own option definitions.
+  const SubcommandEntry* entry = nullptr;
+  for (const auto& e : kSubcommands)
+    if (r.args[0] == e.name) entry = &e;
+  if (!entry)
+    throw UsageError(
+        fmt::format("compare: unknown subcommand '{}' after \"--\" (expected one of: {})",
+                    r.args[0], supported_list()));
+  const std::string name = entry->name;
+  CLI::App parser{"", name};
+  Prepared prep = entry->define(parser);
+  std::vector<std::string> rev(r.args.rbegin(), r.args.rend() - 1);  // CLI11 takes them reversed
+  try {
+    parser.parse(rev);
+  } catch (const CLI::Success&) {  // --help, --help-all
+    throw UsageError(
+        fmt::format("compare: --help in the {} ARGS: see `schedtwin {} --help`", name, name));
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(fmt::format("compare: {} ARGS: {}", name, e.what()));
+  }
+  reject_owned_options(parser, name);
+  if (!r.logdir.empty() && !entry->writes_logs)
+    throw UsageError(fmt::format("--logdir {}: {} writes no logs", r.logdir, name));
+
+  // The two configurations. --with without a profile name changes the resolved base.
+  const kernel::Profile default_profile = kernel::make_profile(prep.common->kernel);
+  const kernel::Profile base = kernel::parse_spec(r.base_spec, default_profile, "--base");
+  const kernel::Profile with = kernel::parse_spec(r.with_spec, base, "--with");
+  const std::array<const kernel::Profile*, 2> profiles = {&base, &with};
+  const std::array<const char*, 2> config_names = {"base", "with"};
+
+  const Scenario sc = make_scenario(run_options(*prep.common, base, 1));  // InputError: machine
+  for (const kernel::Profile* p : profiles) {
+    const Scenario s = make_scenario(run_options(*prep.common, *p, 1));
+    if (!(s.config.profile.features == p->features) || s.config.profile.name != p->name)
+      throw std::logic_error("compare: the run options do not reproduce the resolved profile");
+  }
+  prep.prepare(sc);
+  if (!r.logdir.empty() && std::filesystem::exists(r.logdir) &&
+      !std::filesystem::is_directory(r.logdir))
+    throw InputError(fmt::format("--logdir {}: exists and is not a directory", r.logdir));
+
+  // 2·runs independent simulations: index i is configuration i / runs, seed i % runs + 1. Indices
+  // are handed out in increasing order, so when a run fails every lower index has run too and
+  // the first error reported is the same whatever the number of jobs.
+  const std::size_t runs = static_cast<std::size_t>(r.runs);
+  const std::size_t total = 2 * runs;
+  std::vector<RunFigures> results(total);
+  std::vector<std::exception_ptr> errors(total);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= total || failed.load()) return;
+      const std::size_t config = i / runs;
+      const std::uint64_t seed = i % runs + 1;
+      std::string logdir;
+      if (!r.logdir.empty())
+        logdir =
+            (std::filesystem::path(r.logdir) / config_names[config] / fmt::format("seed-{}", seed))
+                .string();
+      try {
+        try {
+          results[i] = prep.run(run_options(*prep.common, *profiles[config], seed), logdir);
+        } catch (const std::filesystem::filesystem_error& e) {
+          throw InputError(fmt::format("--logdir {}: {}", r.logdir, e.code().message()));
+        }
+      } catch (...) {
+        errors[i] = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  const std::size_t nthreads = std::min<std::size_t>(static_cast<std::size_t>(r.jobs), total);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < nthreads; ++t) threads.emplace_back(worker);
+  worker();  // the calling thread is one of the jobs
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  // Metrics in the order the subcommand reports them (base seed 1 first), values in seed order.
+  std::vector<std::string> order;
+  std::map<std::string, std::array<std::vector<double>, 2>> values;
+  double sim_time_s = 0;
+  std::uint64_t events = 0;
+  for (std::size_t i = 0; i < total; ++i) {
+    sim_time_s += results[i].sim_time_s;
+    events += results[i].events;
+    for (const auto& [metric, v] : results[i].metrics) {
+      auto [it, inserted] = values.try_emplace(metric);
+      if (inserted) order.push_back(metric);
+      it->second[i / runs].push_back(v);
+    }
+  }
+
+  CompareOutcome out;
+  std::vector<std::string> quoted;
+  for (const auto& a : r.args) quoted.push_back(shell_quote(a));
+  std::string& txt = out.text;
+  txt += fmt::format("compare: {}\n", join(quoted, " "));
+  txt += fmt::format("machine: {}\n", sc.machine.name);
+  txt += fmt::format("base:    {} = {}\n",
+                     r.base_spec.empty() ? "(default)" : shell_quote(r.base_spec), describe(base));
+  txt += fmt::format("with:    {} = {}\n", shell_quote(r.with_spec), describe(with));
+  txt += fmt::format("change:  {}\n", change(base, with));
+  txt += fmt::format(
+      "runs:    {} per configuration, seeds 1..{}; mean ± sd over runs; diff and 95% CI "
+      "(Welch) of with vs base, in % of the base mean\n\n",
+      r.runs, r.runs);
+
+  nlohmann::json& j = out.json;
+  j["schema_version"] = 1;
+  j["command"] = "compare";
+  j["machine"] = sc.machine.name;
+  j["kernel"] = base.name;
+  j["features"] = base.features.names();
+  j["seed"] = 1;  // the first of seeds 1..runs
+  j["runs"] = r.runs;
+  j["subcommand"] = name;
+  j["args"] = r.args;
+  j["base"] = profile_json(r.base_spec, base);
+  j["with"] = profile_json(r.with_spec, with);
+  j["sim_time_s"] = sim_time_s;  // summed over all runs
+  j["events"] = events;
+  j["metric_order"] = order;
+  j["metrics"] = nlohmann::json::object();
+
+  std::vector<std::array<std::string, 5>> rows = {{"metric", "base", "with", "diff", "95% CI"}};
+  for (const std::string& metric : order) {
+    const auto& v = values.at(metric);
+    const metrics::Comparison c = metrics::compare_samples(v[0], v[1]);
+    const int d = decimals_for(std::max(std::fabs(c.base.mean), std::fabs(c.with.mean)));
+    const bool has_ci = c.ci95_lo_pct.has_value();
+    rows.push_back({metric, mean_sd(c.base, d), mean_sd(c.with, d),
+                    c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" : "n/a",
+                    has_ci ? fmt::format("[{}%, {}%]", fixed(*c.ci95_lo_pct, 1, true),
+                                         fixed(*c.ci95_hi_pct, 1, true))
+                           : "n/a"});
+    nlohmann::json m;
+    m["base"] = stats_json(c.base);
+    m["with"] = stats_json(c.with);
+    m["diff_pct"] = c.diff_pct ? nlohmann::json(*c.diff_pct) : nlohmann::json(nullptr);
+    m["ci95_pct"] =
+        has_ci ? nlohmann::json::array({*c.ci95_lo_pct, *c.ci95_hi_pct}) : nlohmann::json(nullptr);
+    j["metrics"][metric] = std::move(m);
+  }
+  txt += render_table(rows);
+  // Wall time is the one figure that differs between identical invocations.
+  j["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+void register_compare_command(CLI::App& app) {
+  auto o = std::make_shared<CompareRequest>();
+  auto json_out = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand(
+      "compare",
+      "A/B comparison: run SUBCOMMAND ARGS... with seeds 1..N for a base and a changed kernel\n"
+      "configuration and print one table (LKML style) of every metric the subcommand reports: "
+      "base\n"
+      "mean ± sd, with mean ± sd, the difference in % of the base mean and its 95% confidence "
+      "interval\n"
+      "(Welch). SPEC is [PROFILE][,FEATURE...], e.g. --base v5.3 --with "
+      "v5.3,SIS_SCHED_IDLE_FALLBACK;\n"
+      "--with without a profile changes the base. Usage:\n"
+      "  schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] -- SUBCOMMAND ARGS...\n"
+      "SUBCOMMAND: rt-app, messaging, hackbench. ARGS take the subcommand's own options except\n"
+      "--seed, --kernel, --features, --json and --logdir, which are compare's.");
+  sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--base", o->base_spec,
+                  "Base configuration SPEC: an optional kernel profile then features (default: the "
+                  "subcommand's default profile)");
+  sub->add_option(
+         "--with", o->with_spec,
+         "Changed configuration SPEC; without a leading profile its features apply on the base")
+      ->required();
+  sub->add_option("-j,--jobs", o->jobs,
+                  "Runs in parallel (threads); the results do not depend on it")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  sub->add_option(
+      "--json", *json_out,
+      "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "
+      "diff_pct, ci95_pct and the common keys");
+  sub->add_option(
+      "--logdir", o->logdir,
+      "rt-app: write each run's logs to DIR/base/seed-N/ and DIR/with/seed-N/ (without it, "
+      "no logs at all)");
+  // Not ->required(): run_compare's message says what is missing better than "args is required".
+  sub->add_option("args", o->args, "-- SUBCOMMAND ARGS...");
+  sub->callback([o, json_out] {
+    CompareOutcome out = run_compare(*o);
+    if (!json_out->empty()) write_file_atomically(*json_out, out.json.dump(2) + "\n");
+    std::cout << out.text << std::flush;
+  });
+}
+
+}  // namespace schedtwin::cli

@@ -1,0 +1,277 @@
+// `schedtwin compare`: the table and JSON against single runs of the subcommand worked by hand,
+// independence of --jobs, logs only under --logdir, exit codes of bad usage and bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli/compare_cmd.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Runs the binary in `dir` (so that logs written to "./" would show up there).
+Result run(const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::string cmd = "cd " + dir.string() + " && " + SCHEDTWIN_BIN + " " + args + " >" +
+                          out.string() + " 2>" + err.string();
+  const int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+}
+
+fs::path tmpdir(const std::string& name) {
+  fs::path d =
+      fs::temp_directory_path() / ("schedtwin-compare-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// Files in `dir` other than the captured stdout/stderr.
+std::vector<std::string> stray_files(const fs::path& dir,
+                                     const std::vector<std::string>& expected) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n == "stdout.txt" || n == "stderr.txt") continue;
+    if (std::find(expected.begin(), expected.end(), n) == expected.end()) v.push_back(n);
+  }
+  return v;
+}
+
+int count_lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
+
+const std::string kSchedIdle =
+    std::string(SCHEDTWIN_SOURCE_DIR) + "/examples/rt-app/lkml/sched-idle.json";
+const std::string kRtAppArgs = "-- rt-app " + kSchedIdle + " --duration 0.5";
+
+}  // namespace
+
+TEST(CliCompare, RtAppTableAndJsonMatchTheSingleRuns) {
+  fs::path d = tmpdir("rtapp");
+  Result r = run("compare --runs 2 --base v5.3 --with v5.4 --json c.json " + kRtAppArgs, d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Header lines, then the table.
+  EXPECT_EQ(
+      r.out.rfind("compare: rt-app " + kSchedIdle +
+                      " --duration 0.5\nmachine: hikey\nbase:    v5.3 = kernel v5.3, features ",
+                  0),
+      0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\nchange:  kernel v5.3 -> v5.4, +SIS_SCHED_IDLE_FALLBACK\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nruns:    2 per configuration, seeds 1..2;"), std::string::npos);
+  EXPECT_NE(r.out.find("\nmetric    "), std::string::npos);
+  for (const char* row : {"\ncfs_thread.wu_lat_us.mean ", "\ncfs_thread.wu_lat_us.p99 ",
+                          "\ncfs_thread.wu_lat_us.over_1ms_pct ", "\ncfs_thread.slack_us.mean ",
+                          "\nidle_thread.loops "})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row;
+  EXPECT_EQ(r.out.find("idle_thread.wu_lat"), std::string::npos);  // no timer, no wakeup latency
+
+  // The same runs one by one: compare's figures are their mean and sample sd.
+  double v[2][2];  // [config][seed-1] cfs_thread wu_lat mean
+  const char* kernels[2] = {"v5.3", "v5.4"};
+  for (int c = 0; c < 2; ++c)
+    for (int s = 1; s <= 2; ++s) {
+      Result one = run("rt-app " + kSchedIdle + " --duration 0.5 --logdir logs-single --kernel " +
+                           kernels[c] + " --seed " + std::to_string(s) + " --json one.json",
+                       d);
+      ASSERT_EQ(one.status, 0) << one.err;
+      v[c][s - 1] = json::parse(slurp(d / "one.json"))["tasks"]["cfs_thread"]["wu_lat_us"]["mean"]
+                        .get<double>();
+    }
+  json j = json::parse(slurp(d / "c.json"));
+  const json& m = j["metrics"]["cfs_thread.wu_lat_us.mean"];
+  const double mb = (v[0][0] + v[0][1]) / 2, mw = (v[1][0] + v[1][1]) / 2;
+  EXPECT_DOUBLE_EQ(m["base"]["mean"].get<double>(), mb);
+  EXPECT_DOUBLE_EQ(m["with"]["mean"].get<double>(), mw);
+  // n = 2: sd = |a - b| / sqrt(2).
+  EXPECT_NEAR(m["base"]["sd"].get<double>(), std::fabs(v[0][0] - v[0][1]) / std::sqrt(2.0), 1e-9);
+  EXPECT_EQ(m["base"]["n"], 2);
+  EXPECT_NEAR(m["diff_pct"].get<double>(), 100 * (mw - mb) / mb, 1e-9);
+  ASSERT_TRUE(m["ci95_pct"].is_array());
+  ASSERT_EQ(m["ci95_pct"].size(), 2u);
+  EXPECT_LE(m["ci95_pct"][0].get<double>(), m["diff_pct"].get<double>());
+  EXPECT_GE(m["ci95_pct"][1].get<double>(), m["diff_pct"].get<double>());
+  // The direction the series reports: the fallback cuts the CFS threads' wakeup latency.
+  EXPECT_LT(mw, mb);
+
+  // Common keys and the resolved configurations.
+  for (const char* k : {"schema_version", "command", "machine", "kernel", "features", "seed",
+                        "sim_time_s", "wall_time_s", "events"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["command"], "compare");
+  EXPECT_EQ(j["kernel"], "v5.3");
+  EXPECT_EQ(j["with"]["kernel"], "v5.4");
+  EXPECT_EQ(j["subcommand"], "rt-app");
+  EXPECT_EQ(j["metric_order"][0], "cfs_thread.wu_lat_us.mean");
+  // No logs anywhere without compare's --logdir (the file says logdir "./").
+  EXPECT_EQ(stray_files(d, {"c.json", "one.json", "logs-single"}), std::vector<std::string>{});
+  fs::remove_all(d);
+}
+
+TEST(CliCompare, HackbenchOptionsMeanWhatTheyMeanInHackbench) {
+  fs::path d = tmpdir("hackbench");
+  Result r =
+      run("compare --runs 3 --base v5.3 --with sched-idle-fallback --json c.json -- hackbench -g 2 "
+          "-l 20 -p",
+          d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nchange:  +SIS_SCHED_IDLE_FALLBACK\n"), std::string::npos) << r.out;
+  // --with without a profile applies on the base profile.
+  json j = json::parse(slurp(d / "c.json"));
+  EXPECT_EQ(j["with"]["kernel"], "v5.3");
+  double x[3];
+  for (int s = 1; s <= 3; ++s) {
+    Result one = run(
+        "hackbench -g 2 -l 20 -p --kernel v5.3 --seed " + std::to_string(s) + " --json one.json",
+        d);
+    ASSERT_EQ(one.status, 0) << one.err;
+    x[s - 1] = json::parse(slurp(d / "one.json"))["total_time_s"].get<double>();
+  }
+  const double mean = (x[0] + x[1] + x[2]) / 3;
+  double ss = 0;
+  for (double v : x) ss += (v - mean) * (v - mean);
+  const json& m = j["metrics"]["total_time_s"]["base"];
+  EXPECT_NEAR(m["mean"].get<double>(), mean, 1e-15);
+  EXPECT_NEAR(m["sd"].get<double>(), std::sqrt(ss / 2), 1e-15);
+  EXPECT_EQ(m["n"], 3);
+  EXPECT_EQ(j["metric_order"], json::array({"total_time_s"}));
+  fs::remove_all(d);
+}
+
+TEST(CliCompare, ResultsDoNotDependOnJobs) {
+  fs::path d = tmpdir("jobs");
+  Result a =
+      run("compare --runs 3 --base v5.3 --with v5.4 --jobs 1 --json a.json " + kRtAppArgs, d);
+  Result b =
+      run("compare --runs 3 --base v5.3 --with v5.4 --jobs 2 --json b.json " + kRtAppArgs, d);
+  Result c =
+      run("compare --runs 3 --base v5.3 --with v5.4 --jobs 7 --json c.json " + kRtAppArgs, d);
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out, c.out);
+  // Byte-identical documents but for the wall-clock time.
+  auto without_wall = [&](const char* f) {
+    json j = json::parse(slurp(d / f));
+    j.erase("wall_time_s");
+    return j.dump(2);
+  };
+  EXPECT_EQ(without_wall("a.json"), without_wall("b.json"));
+  EXPECT_EQ(without_wall("a.json"), without_wall("c.json"));
+  fs::remove_all(d);
+}
+
+TEST(CliCompare, LogsOnlyUnderLogdirPerConfigurationAndSeed) {
+  fs::path d = tmpdir("logs");
+  Result r = run("compare --runs 2 --with v5.3 --jobs 2 --logdir L " + kRtAppArgs, d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* config : {"base", "with"})
+    for (int s = 1; s <= 2; ++s) {
+      const fs::path dir = d / "L" / config / ("seed-" + std::to_string(s));
+      int files = 0;
+      for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+      EXPECT_EQ(files, 13) << dir;  // 8 cfs_thread + 5 idle_thread instances
+      const std::string log = slurp(dir / "rt-app-cfs_thread-0.log");
+      EXPECT_EQ(log.substr(0, 5), "#idx ");
+      EXPECT_GT(count_lines(log),
+                50);  // 0.5 s / 7.777 ms = 64 periods, minus those lost to latency
+    }
+  EXPECT_EQ(stray_files(d, {"L"}), std::vector<std::string>{});
+  EXPECT_EQ(stray_files(d / "L", {"base", "with"}), std::vector<std::string>{});
+  fs::remove_all(d);
+}
+
+TEST(CliCompare, BadUsageAndBadInputExitCodes) {
+  fs::path d = tmpdir("errors");
+  struct Case {
+    std::string args;
+    int status;
+    std::string in_message;
+  };
+  const Case cases[] = {
+      {"--runs 2 " + kRtAppArgs, 2, "--with"},  // missing --with
+      {"--with v5.4", 2, "SUBCOMMAND"},         // no ARGS
+      {"--with v5.4,NO_SUCH_FEATURE " + kRtAppArgs, 1, "--with: unknown feature 'NO_SUCH_FEATURE'"},
+      {"--base v5.3,BOGUS --with v5.4 " + kRtAppArgs, 1, "--base: unknown feature 'BOGUS'"},
+      {"--with v5.4 " + kRtAppArgs + " --seed 3", 2, "--seed in the rt-app ARGS"},
+      {"--with v5.4 " + kRtAppArgs + " --kernel v5.3", 2, "--kernel in the rt-app ARGS"},
+      {"--with v5.4 " + kRtAppArgs + " --features SIS_PROP", 2, "--features in the rt-app ARGS"},
+      {"--with v5.4 " + kRtAppArgs + " --json x.json", 2, "--json in the rt-app ARGS"},
+      {"--with v5.4 " + kRtAppArgs + " --logdir x", 2, "--logdir in the rt-app ARGS"},
+      {"--with v5.4 " + kRtAppArgs + " --no-such-option", 2, "rt-app ARGS"},
+      {"--with v5.4 -- schbench", 2, "unknown subcommand 'schbench'"},
+      {"--with v5.4 --jobs 0 " + kRtAppArgs, 2, "--jobs"},
+      {"--with v5.4 --runs 0 " + kRtAppArgs, 2, "--runs"},
+      {"--with v5.4 --logdir L -- hackbench -g 1 -l 1", 2, "hackbench writes no logs"},
+      {"--with v5.4 -- hackbench -s 5000", 2, "--datasize"},
+      {"--with v5.4 -- rt-app missing.json", 1, "missing.json"},
+      {"--with v5.4 -- rt-app " + kSchedIdle + " --machine no-such-machine", 1, "no-such-machine"},
+  };
+  for (const Case& c : cases) {
+    // --json before "--" is compare's: it must not be written when the command fails.
+    Result r = run("compare --json out.json " + c.args, d);
+    EXPECT_EQ(r.status, c.status) << c.args << "\n" << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.in_message), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+  EXPECT_EQ(stray_files(d, {}), std::vector<std::string>{});  // nothing written on error
+  fs::remove_all(d);
+}
+
+TEST(CompareFigures, RtAppMetricsFromTheRunDocumentAndItsRows) {
+  schedtwin::cli::RtAppOutcome o;
+  o.task_order = {"t", "idle"};
+  o.timer_tasks = {"t"};
+  o.wu_lat_us["t"] = {500, 1500, 2000, 100, 1000};  // two of five above 1000 µs: 40 %
+  o.wu_lat_us["idle"] = {0, 0};
+  o.json = json::parse(R"({"sim_time_s": 1.5, "wall_time_s": 0.1, "events": 42, "tasks": {
+      "t": {"wu_lat_us": {"n": 5, "mean": 1020, "p50": 1000, "p90": 2000, "p99": 2000},
+            "slack_us": {"mean": -7.5}},
+      "idle": {"wu_lat_us": {"n": 2, "mean": 0, "p50": 0, "p90": 0, "p99": 0}, "slack_us": {"mean": 0}}}})");
+  schedtwin::cli::RunFigures f = schedtwin::cli::rtapp_figures(o);
+  const std::vector<std::pair<std::string, double>> expected = {{"t.wu_lat_us.mean", 1020},
+                                                                {"t.wu_lat_us.p50", 1000},
+                                                                {"t.wu_lat_us.p90", 2000},
+                                                                {"t.wu_lat_us.p99", 2000},
+                                                                {"t.wu_lat_us.over_1ms_pct", 40},
+                                                                {"t.slack_us.mean", -7.5},
+                                                                {"t.loops", 5},
+                                                                {"idle.loops", 2}};
+  EXPECT_EQ(f.metrics, expected);
+  EXPECT_DOUBLE_EQ(f.sim_time_s, 1.5);
+  EXPECT_EQ(f.events, 42u);
+}
+
+TEST(CompareFigures, DispatchTableNamesTheSupportedSubcommands) {
+  EXPECT_EQ(schedtwin::cli::compare_subcommands(),
+            (std::vector<std::string>{"rt-app", "messaging", "hackbench"}));
+}
