@@ -1,9 +1,10 @@
 // `schedtwin reproduce`: the series' published experiments, simulated beside the
-// published figures (seed-series.md). Today: the sched-idle fallback series.
+// published figures (seed-series.md). The series live in reproduce_*.cpp.
 #include <fmt/core.h>
 
 #include <iostream>
 
+#include "cli/reproduce.h"
 #include "cli/rtapp_cmd.h"
 #include "cli/run_common.h"
 #include "engine/error.h"
@@ -84,6 +85,8 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs, std::ve
 
 std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
 
+}  // namespace
+
 nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text) {
   std::vector<int> idle_cpus;
   CaseResult no_idle = run_case("v5.4", false, runs, nullptr);
@@ -129,8 +132,6 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text) {
   return j;
 }
 
-}  // namespace
-
 void register_reproduce_command(CLI::App& app) {
   struct Opts {
     std::string series = "all";
@@ -142,7 +143,7 @@ void register_reproduce_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "reproduce",
       "Reproduce the published experiments of the four series and print the simulated table beside the\n"
-      "published one, with the direction of each row marked. Implemented so far: sched-idle-fallback.");
+      "published one, with the direction of each row marked. Implemented so far: sched-idle-fallback, runnable-avg.");
   sub->add_option("series", o->series, "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
       ->check(CLI::IsMember({"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
       ->capture_default_str();
@@ -158,6 +159,8 @@ void register_reproduce_command(CLI::App& app) {
       if (o->series != "all" && o->series != s) continue;
       if (std::string(s) == "sched-idle-fallback") {
         j[s] = reproduce_sched_idle_fallback(o->runs, text);
+      } else if (std::string(s) == "runnable-avg") {
+        j[s] = reproduce_runnable_avg(o->runs, o->full, text);
       } else {
         text += fmt::format("\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
         j[s] = nullptr;

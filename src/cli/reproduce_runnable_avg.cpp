@@ -1,0 +1,142 @@
+// reproduce runnable-avg (seed-series.md §3; Vincent Guittot, "sched/fair: use
+// runnable_avg to classify group", merged in v5.7): the group classification table of
+// hackbench -l 640 -g 4 and the hackbench times of -l 2560/g -g g on the octa-core
+// arm64 system (hikey), profile v5.6 (util-only classification) against v5.7.
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "cli/messaging_cmd.h"
+#include "cli/reproduce.h"
+#include "metrics/compare_stats.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+workload::MessagingParams hackbench(int groups, std::int64_t loops) {
+  workload::MessagingParams p;  // rt-tests hackbench defaults: sockets, processes, 20 fds, 100 bytes
+  p.groups = groups;
+  p.loops = loops;
+  p.reap_in_order = true;
+  p.comm = "hackbench";
+  return p;
+}
+
+MessagingOutcome run(const char* kernel, int seed, const workload::MessagingParams& p, bool lb_stats) {
+  CommonOptions o;
+  o.machine = "hikey";
+  o.kernel = kernel;
+  o.seed = static_cast<std::uint64_t>(seed);
+  o.lb_stats = lb_stats;
+  return run_messaging_command(o, p, "hackbench");
+}
+
+struct Row {
+  const char* state;
+  int type;  // group_type index
+  int nr;    // nr_running bucket (4 = 4+)
+  double base, with;
+};
+
+// The cover letter's table: hackbench -l 640 -g 4, counts by state and nr_running.
+constexpr Row kPublished[] = {
+    {"has spare", 0, 0, 1965, 1858}, {"has spare", 0, 1, 518, 56},    {"has spare", 0, 2, 369, 18},
+    {"has spare", 0, 3, 270, 2},     {"has spare", 0, 4, 851, 0},     {"fully busy", 1, 1, 546, 1018},
+    {"overloaded", 5, 2, 241, 483},  {"overloaded", 5, 3, 170, 348}, {"overloaded", 5, 4, 1698, 2225},
+};
+
+struct HackbenchPub {
+  int groups;
+  double base, base_sd_pct, with, with_sd_pct;
+};
+constexpr HackbenchPub kHackbench[] = {
+    {1, 1.327, 10.06, 1.247, 5.45}, {4, 1.250, 2.55, 1.207, 2.12}, {8, 1.189, 1.47, 1.179, 1.93},
+    {16, 1.221, 3.25, 1.219, 2.44}};
+
+std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
+
+}  // namespace
+
+nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
+  nlohmann::json j;
+  text += fmt::format(
+      "\nrunnable_avg group classification (Vincent Guittot, 2020; merged in v5.7): hikey, kernel v5.6\n"
+      "(util_avg only) against v5.7 (with runnable_avg), seeds 1-{}.\n\n",
+      runs);
+
+  // Classification counts, mean per run.
+  double cls[2][6][5] = {};
+  const char* kernels[2] = {"v5.6", "v5.7"};
+  for (int k = 0; k < 2; ++k)
+    for (int seed = 1; seed <= runs; ++seed) {
+      MessagingOutcome out = run(kernels[k], seed, hackbench(4, 640), true);
+      const auto& c = out.json["lb_stats"]["group_classification"];
+      for (int type = 0; type < 6; ++type)
+        for (int nr = 0; nr < 5; ++nr)
+          cls[k][type][nr] += c[kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)].get<double>() / runs;
+    }
+  text += "hackbench -l 640 -g 4: groups classified during idle, newly idle and busy balancing, mean per run\n";
+  text += fmt::format("{:<12} {:>10} {:>10} {:>10}   {:>10} {:>10}\n", "state", "nr_running", "v5.6", "v5.7",
+                      "pub base", "pub with");
+  double tot[2] = {}, pub_tot[2] = {};
+  for (const Row& r : kPublished) {
+    text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n", r.state,
+                        r.nr == 4 ? "4+" : std::to_string(r.nr), cls[0][r.type][r.nr], cls[1][r.type][r.nr], r.base,
+                        r.with);
+    pub_tot[0] += r.base;
+    pub_tot[1] += r.with;
+  }
+  for (int k = 0; k < 2; ++k)
+    for (int type = 0; type < 6; ++type)
+      for (int nr = 0; nr < 5; ++nr) tot[k] += cls[k][type][nr];
+  text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n", "total", "", tot[0], tot[1],
+                      pub_tot[0], pub_tot[1]);
+  auto spare2 = [&](int k) { return cls[k][0][2] + cls[k][0][3] + cls[k][0][4]; };
+  auto over = [&](int k) { return cls[k][5][2] + cls[k][5][3] + cls[k][5][4]; };
+  double fall = spare2(1) > 0 ? spare2(0) / spare2(1) : INFINITY;
+  text += "\ndirections (published in brackets):\n";
+  text += fmt::format("  has_spare with 2+ running falls: {:.0f} -> {:.0f}, {:.1f}x [1490 -> 20, 74x; 5x asked]  {}\n",
+                      spare2(0), spare2(1), fall, verdict(fall >= 5));
+  text += fmt::format("  overloaded rises: {:.0f} -> {:.0f} [2109 -> 3056]  {}\n", over(0), over(1),
+                      verdict(over(1) > over(0)));
+  text += fmt::format("  fully_busy with 1 running rises: {:.0f} -> {:.0f} [546 -> 1018]  {}\n", cls[0][1][1],
+                      cls[1][1][1], verdict(cls[1][1][1] > cls[0][1][1]));
+  j["classification"]["v5.6"] = nlohmann::json::object();
+  for (int k = 0; k < 2; ++k)
+    for (int type = 0; type < 6; ++type)
+      for (int nr = 0; nr < 5; ++nr)
+        j["classification"][kernels[k]][kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)] =
+            cls[k][type][nr];
+  j["has_spare_2plus_fall"] = fall;
+
+  // Hackbench times.
+  text += fmt::format("\nhackbench -l (2560/g) -g g, time in s, mean ± sd over {} seeds (published in brackets)\n",
+                      runs);
+  text += fmt::format("{:>6} {:>22} {:>22} {:>12} {:>18}\n", "groups", "v5.6", "v5.7", "improvement", "pub improvement");
+  bool never_worse = true;
+  for (const HackbenchPub& h : kHackbench) {
+    std::vector<double> t[2];
+    for (int k = 0; k < 2; ++k)
+      for (int seed = 1; seed <= runs; ++seed)
+        t[k].push_back(run(kernels[k], seed, hackbench(h.groups, 2560 / h.groups), false)
+                           .json["total_time_s"]
+                           .get<double>());
+    metrics::SampleStats a = metrics::sample_stats(t[0]), b = metrics::sample_stats(t[1]);
+    double imp = 100.0 * (a.mean - b.mean) / a.mean;
+    double pub_imp = 100.0 * (h.base - h.with) / h.base;
+    if (imp < -2.0) never_worse = false;
+    auto cell = [](const metrics::SampleStats& s) {
+      return fmt::format("{:.3f} (±{:.2f} %)", s.mean, std::isnan(s.sd) ? 0.0 : 100.0 * s.sd / s.mean);
+    };
+    text += fmt::format("{:>6} {:>22} {:>22} {:>11.2f}% {:>17.2f}%\n", h.groups, cell(a), cell(b), imp, pub_imp);
+    j["hackbench"][std::to_string(h.groups)] = {{"v5.6_mean_s", a.mean}, {"v5.7_mean_s", b.mean},
+                                                {"improvement_pct", imp}, {"published_improvement_pct", pub_imp}};
+  }
+  text += fmt::format("  with runnable_avg never more than 2 % slower [never slower]  {}\n", verdict(never_worse));
+  if (full)
+    text += "  (the 224-CPU thunderx2 series, -l 256000/g, is not run yet)\n";
+  return j;
+}
+
+}  // namespace schedtwin::cli
