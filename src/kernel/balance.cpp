@@ -408,6 +408,7 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
 // PELT signals (detach now, attach at the destination), forget cache hotness.
 void KernelImpl::detach_task_lb(Task& p, int dst_cpu) {
   Rq& src = cpu_rq(p.cpu);
+  if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p.se.task, p.cpu, dst_cpu);
   update_curr(src.cfs);
   deactivate_task(p.cpu, p.se.task, DEQUEUE_SAVE | DEQUEUE_MOVE);
   update_load_avg(src.cfs, p.se, 0);

@@ -191,6 +191,7 @@ void KernelImpl::charge(int cpu, Time ns) {
 void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
   Task& t = task(p);
   if (t.cpu == new_cpu) return;
+  if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p, t.cpu, new_cpu);
   // migrate_task_rq_fair (fair.c v5.4) for a waking task.
   cfs_rq& old = cpu_rq(t.cpu).cfs;
   if (t.state == TaskState::Waking) t.se.vruntime -= old.min_vruntime;
@@ -259,6 +260,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   post_init_entity_util_avg(t);
   activate_task(cpu, id, 0);
   check_preempt_curr(cpu, id, 0);
+  if (trace_) trace_->sched_wakeup_new(now_, parent_cpu, id, cpu);
   if (cpu_rq(cpu).need_resched) kick_cpu(cpu);
   this_cpu_ = saved_cpu;
   current_ = saved_cur;
@@ -271,6 +273,7 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   if (t.state != TaskState::Blocked) return false;
   t.state = TaskState::Waking;
   t.nr_wakeups++;
+  if (trace_) trace_->sched_waking(now_, this_cpu_, p, t.cpu);
   int cpu = t.cpu;
   if (t.nr_cpus_allowed > 1) cpu = select_task_rq_fair(t, t.cpu, SD_BALANCE_WAKE, wake_flags);
   if (!t.allowed[static_cast<size_t>(cpu)])
@@ -309,6 +312,7 @@ void KernelImpl::ttwu_do_activate(int cpu, TaskId p, unsigned wake_flags) {
   if (wake_flags & WF_MIGRATED) en_flags |= ENQUEUE_MIGRATED;
   activate_task(cpu, p, en_flags);
   check_preempt_curr(cpu, p, wake_flags);
+  if (trace_) trace_->sched_wakeup(now_, this_cpu_, p, cpu);
   if (rq.idle_stamp) {
     Time delta = now_ - rq.idle_stamp;
     Time max = 2 * rq.max_idle_balance_cost;
@@ -593,6 +597,7 @@ void KernelImpl::move_task(TaskId id, int dest) {
   int src = t.cpu;
   if (src == dest) return;
   Rq& srq = cpu_rq(src);
+  if (trace_) trace_->sched_migrate_task(now_, src, id, src, dest);
   update_curr(srq.cfs);
   dequeue_task_fair(srq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
   if (srq.cfs.curr == &t.se) srq.cfs.curr = nullptr;  // put_prev_task: it no longer runs here
@@ -674,8 +679,14 @@ void KernelImpl::schedule(int cpu) {
   rq.need_resched = false;
   rq.sched_count++;
   TaskId prev = rq.curr;
+  SwitchState prev_state = SwitchState::Running;
   if (prev != kNoTask) {
     Task& pt = task(prev);
+    if (pt.state == TaskState::Blocked) prev_state = SwitchState::Interruptible;
+    if (pt.state == TaskState::Exited) {
+      prev_state = SwitchState::Dead;
+      if (trace_) trace_->sched_process_exit(now_, cpu, prev);
+    }
     if (pt.state == TaskState::Blocked || pt.state == TaskState::Exited) {
       deactivate_task(cpu, prev, DEQUEUE_SLEEP);
       if (pt.state == TaskState::Exited) remove_entity_load_avg(pt.se, rq.cfs);
@@ -690,6 +701,7 @@ void KernelImpl::schedule(int cpu) {
       smt_siblings_changed(cpu);
     }
     rq.sched_goidle++;
+    if (trace_ && prev != kNoTask) trace_switch(cpu, prev, prev_state, kNoTask);
     enter_idle(cpu);
     return;
   }
@@ -721,8 +733,20 @@ void KernelImpl::schedule(int cpu) {
       smt_siblings_changed(cpu);
       if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, next_tick_time());
     }
+    if (trace_) trace_switch(cpu, prev, prev_state, next);
   }
   rearm_step(cpu);
+}
+
+void KernelImpl::trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next) {
+  trace_->sched_switch(now_, cpu, prev, prev_state, next);
+  for (TaskId t : {prev, next}) {
+    if (t == kNoTask) continue;
+    const sched_avg& a = task(t).se.avg;
+    trace_->pelt_task(now_, t, a.util_avg, a.runnable_avg, a.load_avg);
+  }
+  const sched_avg& c = cpu_rq(cpu).cfs.avg;
+  trace_->pelt_cpu(now_, cpu, c.util_avg, c.runnable_avg, c.load_avg);
 }
 
 void KernelImpl::enter_idle(int cpu) {
@@ -804,6 +828,7 @@ void Kernel::run_until(Time end) { impl_->run_until(end); }
 std::uint64_t Kernel::events() const { return impl_->events_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
 const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
+void Kernel::set_trace_sink(TraceSink* sink) { impl_->trace_ = sink; }
 std::string Kernel::schedstat() const { return impl_->schedstat_text(); }
 
 }  // namespace schedtwin::kernel

@@ -10,6 +10,7 @@
 #include "engine/time.h"
 #include "kernel/features.h"
 #include "kernel/task_api.h"
+#include "kernel/trace.h"
 #include "machine/machine.h"
 
 namespace schedtwin::kernel {
@@ -84,6 +85,8 @@ class Kernel {
   std::uint64_t events() const;       // events dispatched so far
   std::uint64_t context_switches() const;
   const LbStats& lb_stats() const;
+  // Installs (or with nullptr removes) the receiver of the tracepoints; not owned.
+  void set_trace_sink(TraceSink* sink);
   // /proc/schedstat (version 15) as the kernel prints it at this simulated time.
   std::string schedstat() const;
 

@@ -130,6 +130,7 @@ class KernelImpl {
   // system call, an interrupt handler, the tick); a local resched_curr then needs no kick.
   bool in_cpu_context_ = false;
   mutable TaskStats stats_scratch_;
+  TraceSink* trace_ = nullptr;
 
   // tunables (ns), scaled by 1 + ilog2(min(ncpus, 8)) (fair-class.md §3.2)
   Time sysctl_sched_latency = 0, sysctl_sched_min_granularity = 0,
@@ -180,6 +181,7 @@ class KernelImpl {
   void update_speed(int cpu);
   void smt_siblings_changed(int cpu);
   void enter_idle(int cpu);
+  void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
   void start_idle_exit(int cpu, Time delay);
   void set_task_cpu(TaskId p, int new_cpu);
   void activate_task(int cpu, TaskId p, int flags);
