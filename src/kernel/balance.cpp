@@ -213,6 +213,7 @@ void KernelImpl::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds) {
        SD_PREFER_SIBLING))
     sds.prefer_sibling = true;
   bool sg_overload = false;
+  unsigned long sum_util = 0;
   sg_lb_stats sgs;
   for (size_t gi = 0; gi < sd.groups.size(); ++gi) {
     int g = sd.groups[gi];
@@ -231,8 +232,27 @@ void KernelImpl::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds) {
     }
     sds.total_load += sgs.group_load;
     sds.total_capacity += sgs.group_capacity;
+    sum_util += sgs.group_util;
   }
+  sum_util += sds.local_stat.group_util;
   if (sd.parent < 0) rd_overload_ = sg_overload;  // the root domain's overload flag
+  update_idle_cpu_scan(env, sum_util);
+}
+
+// update_idle_cpu_scan (fair.c v6.0, SIS_UTIL): the number of CPUs select_idle_cpu may scan
+// in this LLC falls with the square of its utilization and reaches 0 at 1/imbalance_pct
+// (85 % for 117); written by periodic balancing of the LLC domain only.
+void KernelImpl::update_idle_cpu_scan(const lb_env& env, unsigned long sum_util) {
+  if (!feat(Feature::SIS_UTIL) || env.idle == CPU_NEWLY_IDLE) return;
+  const Rq& rq = cpu_rq(env.dst_cpu);
+  if (env.sd_idx != rq.sd_llc) return;
+  const std::uint64_t llc_weight = static_cast<std::uint64_t>(rq.llc_size);
+  std::uint64_t x = sum_util / llc_weight;
+  std::uint64_t pct = static_cast<std::uint64_t>(level_of(env.dst_cpu, env.sd_idx).imbalance_pct);
+  std::uint64_t tmp = x * x * pct * pct / (10000 * SCHED_CAPACITY_SCALE);
+  tmp = std::min<std::uint64_t>(tmp, SCHED_CAPACITY_SCALE);
+  std::uint64_t y = (SCHED_CAPACITY_SCALE - tmp) * llc_weight / SCHED_CAPACITY_SCALE;
+  llc_shared_[static_cast<size_t>(rq.llc_id)].nr_idle_scan = static_cast<int>(y);
 }
 
 // calculate_imbalance (fair.c v5.7).

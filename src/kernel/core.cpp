@@ -82,7 +82,10 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
     update_speed(c);
   }
   smt_present_ = m_.smt_width() > 1;
+  core_visited_.assign(static_cast<size_t>(n), 0);
+  tgs_.push_back(TaskGroupAttr{.name = "/"});
   build_sched_domains();
+  for (int c = 0; c < n; ++c) llc_shared_[static_cast<size_t>(cpu_rq(c).llc_id)].nr_idle_scan = cpu_rq(c).llc_size;
   for (int c = 0; c < n; ++c) update_idle_core(c);
   // Load balancing state (sd_init, init_sched_fair_class): every CPU starts idle and
   // tickless.
@@ -233,6 +236,10 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   }
   t.nr_cpus_allowed = static_cast<int>(std::count(t.allowed.begin(), t.allowed.end(), true));
   t.se.task = id;
+  if (attr.group < 0 || attr.group >= static_cast<int>(tgs_.size()))
+    throw InputError(fmt::format("task {}: task group {} does not exist", attr.name, attr.group));
+  t.group = attr.group;
+  t.latency_nice = tgs_[static_cast<size_t>(attr.group)].latency_nice;  // cpu_cgroup_fork
   set_load_weight(t);
   t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
   t.state = TaskState::Waking;
@@ -318,6 +325,7 @@ void KernelImpl::ttwu_do_activate(int cpu, TaskId p, unsigned wake_flags) {
     Time max = 2 * rq.max_idle_balance_cost;
     rq.avg_idle += (delta - rq.avg_idle) / 8;  // update_avg
     if (rq.avg_idle > max) rq.avg_idle = max;
+    rq.wake_avg_idle = rq.avg_idle / 2;  // v5.13+ (94aafc3ee31d)
     rq.idle_stamp = 0;
   }
 }
@@ -829,6 +837,21 @@ std::uint64_t Kernel::events() const { return impl_->events_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
 const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
 void Kernel::set_trace_sink(TraceSink* sink) { impl_->trace_ = sink; }
+int Kernel::create_task_group(const TaskGroupAttr& g) {
+  auto& tgs = impl_->tgs_;
+  if (g.parent < 0 || g.parent >= static_cast<int>(tgs.size()))
+    throw InputError(fmt::format("task group {}: parent group {} does not exist", g.name, g.parent));
+  if (g.weight < 1 || g.weight > 10000)
+    throw InputError(fmt::format("task group {}: cpu.weight {} is outside 1..10000", g.name, g.weight));
+  if (g.latency_nice < kLatencyNiceMin || g.latency_nice > kLatencyNiceMax)
+    throw InputError(fmt::format("task group {}: cpu.latency-nice {} is outside {}..{}", g.name, g.latency_nice,
+                                 kLatencyNiceMin, kLatencyNiceMax));
+  if (tgs.size() >= 100000) throw InputError(fmt::format("task group {}: more than 100000 task groups", g.name));
+  tgs.push_back(g);
+  return static_cast<int>(tgs.size()) - 1;
+}
+const TaskGroupAttr& Kernel::task_group(int id) const { return impl_->tgs_.at(static_cast<size_t>(id)); }
+int Kernel::nr_task_groups() const { return static_cast<int>(impl_->tgs_.size()); }
 std::string Kernel::schedstat() const { return impl_->schedstat_text(); }
 
 }  // namespace schedtwin::kernel

@@ -43,6 +43,16 @@ struct LbStats {
 const char* group_type_name(int type);   // "has_spare", ...
 const char* balance_type_name(int idle); // "idle", "busy", "newly_idle"
 
+// A task group as cgroup v2 shapes it (cpu controller). Group 0 is the root.
+struct TaskGroupAttr {
+  std::string name;       // path, e.g. "/batch"
+  int parent = 0;         // parent group id
+  int weight = 100;       // cpu.weight, 1..10000 (kernel shares = weight * 1024 / 100)
+  bool idle = false;      // cpu.idle (v5.15+)
+  int latency_nice = 5;   // cpu.latency-nice of the latency-nice RFC, 1..100 (default 5)
+};
+inline constexpr int kLatencyNiceMin = 1, kLatencyNiceMax = 100, kLatencyNiceDefault = 5;
+
 class KernelImpl;
 
 // The sched domains the kernel builds for `m`, printed like the kernel's sched_verbose
@@ -71,6 +81,13 @@ class Kernel {
   // hrtimer_nanosleep for the current task: arm a timer on its CPU that expires
   // at `expires` + its timer slack and wakes it. The caller then returns Step::block().
   void arm_timer(TaskId self, Time expires);
+
+  // Creates a task group; throws InputError naming the group on a bad parent or on
+  // values out of range. Tasks join one through TaskAttr::group and take its
+  // latency-nice at creation (cpu_cgroup_fork). Returns the group id.
+  int create_task_group(const TaskGroupAttr& g);
+  const TaskGroupAttr& task_group(int id) const;
+  int nr_task_groups() const;
 
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);

@@ -130,6 +130,7 @@ class KernelImpl {
   // system call, an interrupt handler, the tick); a local resched_curr then needs no kick.
   bool in_cpu_context_ = false;
   mutable TaskStats stats_scratch_;
+  std::vector<TaskGroupAttr> tgs_;  // task groups; 0 is the root
   TraceSink* trace_ = nullptr;
 
   // tunables (ns), scaled by 1 + ilog2(min(ncpus, 8)) (fair-class.md §3.2)
@@ -264,6 +265,8 @@ class KernelImpl {
   bool group_has_capacity(int imbalance_pct, const sg_lb_stats& sgs) const;
   bool group_is_overloaded(int imbalance_pct, const sg_lb_stats& sgs) const;
   void update_idle_core(int cpu);
+  void update_idle_cpu_scan(const lb_env& env, unsigned long sum_util);
+  std::vector<char> core_visited_;  // select_idle_core scratch
   bool test_idle_cores(int cpu) const { return llc_shared_[rq_[cpu].llc_id].has_idle_cores; }
   void set_idle_cores(int cpu, bool v) { llc_shared_[rq_[cpu].llc_id].has_idle_cores = v; }
   int probes_ = 0;  // CPUs examined by the current search, charged to the waker

@@ -129,6 +129,8 @@ struct Task {
   std::int64_t nr_wakeups = 0, nr_migrations = 0, nr_switches = 0;
   Time run_delay = 0;
   int fork_cpu = -1;
+  int group = 0;                    // task group id
+  int latency_nice = 5;             // from the group (latency-nice RFC)
   unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list
   int pending_move = -1;            // set_affinity of a running task: move after its step
 };
@@ -228,6 +230,9 @@ struct Rq {
   int core = 0;
   long cpu_capacity = 1024, cpu_capacity_orig = 1024;
   std::int64_t next_balance = 0;  // jiffies
+  int sis_next_cpu = -1;          // SIS_ROTATE: where the next search for this target starts
+  Time wake_avg_idle = 0;         // v5.13+ SIS_PROP: avg_idle / 2, decayed per jiffy
+  std::int64_t wake_stamp = 0;    // jiffies
   TaskList cfs_tasks;
   // Active balance: the stopper of this CPU pushes its running task to push_cpu.
   bool active_balance = false;
@@ -249,6 +254,7 @@ struct Rq {
 struct LlcShared {
   bool has_idle_cores = false;
   int nr_busy_cpus = 0;
+  int nr_idle_scan = 0;  // SIS_UTIL (v6.0): CPUs select_idle_cpu may scan
 };
 
 }  // namespace schedtwin::kernel

@@ -86,21 +86,23 @@ int KernelImpl::select_idle_core(Task& p, int target) {
   const Rq& trq = cpu_rq(target);
   const DomainLevel& llc = levels_[trq.sd[trq.sd_llc].level_id];
   const auto& span = llc.span;
-  std::vector<bool> visited(static_cast<size_t>(nr_cpus()), false);
+  std::vector<char>& visited = core_visited_;  // all zero between calls
   size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
-  for (size_t k = 0; k < span.size(); ++k) {
+  int found = kNone;
+  for (size_t k = 0; k < span.size() && found == kNone; ++k) {
     int core = span[(start + k) % span.size()];
     if (visited[core] || !p.allowed[core]) continue;
     bool idle = true;
     for (int cpu : smt_siblings(core)) {
-      visited[cpu] = true;
+      visited[cpu] = 1;
       probes_++;
       if (!available_idle_cpu(cpu)) idle = false;
     }
-    if (idle) return core;
+    if (idle) found = core;
   }
-  set_idle_cores(target, false);
-  return kNone;
+  for (int c : span) visited[c] = 0;
+  if (found == kNone) set_idle_cores(target, false);
+  return found;
 }
 
 // select_idle_cpu (fair.c v5.4 with 3c29e651e16d; v5.6 with 17346452b25b when
@@ -115,26 +117,62 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
   const bool fallback = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
   const bool consistent = feat(Feature::SCHED_IDLE_CONSISTENT);
 
-  // "Large fuzz factor; hackbench in particular is sensitive here"
-  std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
-  std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
-  if (feat(Feature::SIS_AVG_CPU) && avg_idle < avg_cost) return kNone;
   std::int64_t nr = std::numeric_limits<int>::max();
-  if (feat(Feature::SIS_PROP)) {
+  bool account_scan = true;  // feed the scan's time into avg_scan_cost
+  if (feat(Feature::LATENCY_NICE_SIS)) {
+    // Latency-nice RFC patches 2, 5, 6: the budget is the task's share of the LLC, at least
+    // the target's SMT siblings (and 2); SIS_AVG_CPU and avg_scan_cost are kept.
+    std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
+    std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
+    if (feat(Feature::SIS_AVG_CPU) && avg_idle < avg_cost) return kNone;
+    std::int64_t floor = std::max<std::int64_t>(2, static_cast<std::int64_t>(smt_siblings(target).size()));
+    nr = std::max<std::int64_t>(static_cast<std::int64_t>(p.latency_nice) * static_cast<std::int64_t>(span.size()) / 100,
+                                floor);
+  } else if (feat(Feature::SIS_PROP) && prof_.version >= 513) {
+    // v5.13+ (94aafc3ee31d, bae4ec13640b): the waking CPU's wake_avg_idle, halved per
+    // jiffy since its last wakeup and reduced by each scan's cost.
+    std::int64_t now = jiffies();
+    while (this_rq.wake_stamp < now && this_rq.wake_avg_idle) {
+      this_rq.wake_stamp++;
+      this_rq.wake_avg_idle >>= 1;
+    }
+    this_rq.wake_stamp = std::max(this_rq.wake_stamp, now);
+    std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.wake_avg_idle);
+    std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
+    std::uint64_t span_avg = span.size() * avg_idle;
+    nr = span_avg > 4 * avg_cost ? static_cast<std::int64_t>(span_avg / avg_cost) : 4;
+  } else if (feat(Feature::SIS_PROP)) {
+    // v5.4: "Large fuzz factor; hackbench in particular is sensitive here"
+    std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
+    std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
+    if (feat(Feature::SIS_AVG_CPU) && avg_idle < avg_cost) return kNone;
     std::uint64_t span_avg = span.size() * avg_idle;
     if (span_avg > 4 * avg_cost)
       nr = static_cast<std::int64_t>(span_avg / avg_cost);
     else
       nr = 4;
+  } else {
+    account_scan = false;
+  }
+  if (feat(Feature::SIS_UTIL)) {
+    // v6.0 (70fb5ccf2ebb): the LLC's scan depth from its utilization at the last balance.
+    nr = llc_shared_[static_cast<size_t>(trq.llc_id)].nr_idle_scan + 1;
+    if (nr == 1) return kNone;
   }
   const int probes_before = probes_;
   int si_cpu = kNone;
   int found = kNone;
-  size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
+  // SIS_ROTATE (latency-nice RFC patches 8, 9): resume where the last search for this
+  // target stopped.
+  const bool rotate = feat(Feature::SIS_ROTATE);
+  Rq& target_rq = cpu_rq(target);
+  int first = rotate && target_rq.sis_next_cpu >= 0 ? target_rq.sis_next_cpu : target;
+  size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), first) - span.begin());
   for (size_t k = 0; k < span.size(); ++k) {
     int cpu = span[(start + k) % span.size()];
     if (!p.allowed[cpu]) continue;
-    if (!--nr) return fallback && !consistent ? si_cpu : kNone;
+    if (rotate) target_rq.sis_next_cpu = cpu;
+    if (!--nr) return fallback && !consistent ? si_cpu : kNone;  // the scan's time is not averaged
     probes_++;
     if (available_idle_cpu(cpu) || (consistent && sched_idle_cpu(cpu))) {
       found = cpu;
@@ -142,8 +180,11 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
     }
     if (fallback && si_cpu == kNone && sched_idle_cpu(cpu)) si_cpu = cpu;
   }
+  if (!account_scan) return found;
   // The scan's duration is what the probes cost on this CPU.
   std::int64_t time = static_cast<std::int64_t>(probes_ - probes_before) * m_.costs.idle_probe.ns;
+  if (prof_.version >= 513 && !feat(Feature::LATENCY_NICE_SIS))
+    this_rq.wake_avg_idle -= std::min<Time>(this_rq.wake_avg_idle, time);
   std::int64_t delta = time - static_cast<std::int64_t>(this_sd.avg_scan_cost);
   this_sd.avg_scan_cost = static_cast<std::uint64_t>(static_cast<std::int64_t>(this_sd.avg_scan_cost) + delta / 8);
   return found;
@@ -179,8 +220,19 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
     return recent_used_cpu;
   }
   if (cpu_rq(target).sd_llc < 0) return target;
-  int i = select_idle_core(p, target);
-  if (i != kNone) return i;
+  int i = kNone;
+  if (feat(Feature::SIS_CORE)) {
+    i = select_idle_core(p, target);
+    if (i != kNone) return i;
+  }
+  if (feat(Feature::SIS_SMT_FIRST)) {
+    // Latency-nice RFC patch 7: the target's SMT siblings before the LLC scan.
+    i = select_idle_smt(p, target);
+    if (i != kNone) return i;
+    i = select_idle_cpu(p, target);
+    if (i != kNone) return i;
+    return target;
+  }
   i = select_idle_cpu(p, target);
   if (i != kNone) return i;
   i = select_idle_smt(p, target);
