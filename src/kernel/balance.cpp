@@ -399,6 +399,8 @@ int KernelImpl::task_hot(Task& p, const lb_env& env) {
 // can_migrate_task (fair.c v5.7), without NUMA locality (migrate_degrades_locality = -1).
 bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
   if (!p.allowed[static_cast<size_t>(env.dst_cpu)]) {
+    if (xp())
+      explain_->step(fmt::format("{}: not allowed on cpu{}", task_label(p.se.task), env.dst_cpu));
     env.flags |= LBF_SOME_PINNED;
     if (env.idle == CPU_NEWLY_IDLE || (env.flags & LBF_DST_PINNED) || env.dst_group < 0)
       return false;
@@ -413,7 +415,10 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
     return false;
   }
   env.flags &= ~LBF_ALL_PINNED;
-  if (cpu_rq(p.cpu).curr == p.se.task) return false;  // task_running
+  if (cpu_rq(p.cpu).curr == p.se.task) {  // task_running
+    if (xp()) explain_->step(fmt::format("{}: running", task_label(p.se.task)));
+    return false;
+  }
   int hot = task_hot(p, env);
   const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
   if (hot <= 0 || sd.nr_balance_failed >
@@ -421,6 +426,11 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
     if (hot == 1) cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)].lb_hot_gained[env.idle]++;
     return true;
   }
+  if (xp())
+    explain_->step(
+        fmt::format("{}: cache hot (ran {} us ago, migration_cost {} us, nr_balance_failed {})",
+                    task_label(p.se.task), (now_ - p.se.exec_start) / 1000,
+                    sysctl_sched_migration_cost / 1000, sd.nr_balance_failed));
   return false;
 }
 
@@ -541,16 +551,37 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
   bool active_balance = false;
   int busiest_cpu = -1;
   sd.lb_count[idle]++;
+  if (explain_ && explain_->begin("balance", now_, this_cpu, "")) {
+    explain_->field("domain", lvl.name);
+    explain_->field("type", balance_type_name(idle));
+  }
 
   enum { MOVED, BALANCED, ALL_PINNED, ONE_PINNED } outcome = MOVED;
   for (;;) {  // redo:
     if (!should_we_balance(env)) {
       continue_balancing = false;
       outcome = BALANCED;
+      if (xp()) explain_->step("should_we_balance: another CPU of the group balances");
       break;
     }
     sd_lb_stats sds;
     int group = find_busiest_group(env, sds);
+    if (xp()) {
+      auto desc = [&](const char* what, int g, const sg_lb_stats& s) {
+        const auto& c = groups_[static_cast<size_t>(g)].cpus;
+        return fmt::format(
+            "{} {}-{}: {} nr_running={} idle_cpus={} load={} util={} runnable={} capacity={}", what,
+            c.front(), c.back(), group_type_name(static_cast<int>(s.group_type)), s.sum_nr_running,
+            s.idle_cpus, s.group_load, s.group_util, s.group_runnable, s.group_capacity);
+      };
+      explain_->step(desc("local", sds.local, sds.local_stat));
+      if (sds.busiest >= 0) explain_->step(desc("busiest", sds.busiest, sds.busiest_stat));
+      if (group >= 0) {
+        static constexpr const char* mt[] = {"migrate_load", "migrate_util", "migrate_task",
+                                             "migrate_misfit"};
+        explain_->step(fmt::format("imbalance {} {}", mt[env.mtype], env.imbalance));
+      }
+    }
     if (group < 0) {
       sd.lb_nobusyg[idle]++;
       outcome = BALANCED;
@@ -560,8 +591,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     if (busiest_cpu < 0) {
       sd.lb_nobusyq[idle]++;
       outcome = BALANCED;
+      if (xp()) explain_->step("find_busiest_queue: no CPU qualifies");
       break;
     }
+    if (xp())
+      explain_->step(fmt::format("busiest queue cpu{} ({})", busiest_cpu, cpu_state(busiest_cpu)));
     sd.lb_imbalance[idle] += static_cast<std::uint64_t>(env.imbalance);
     env.src_cpu = busiest_cpu;
     Rq& busiest = cpu_rq(busiest_cpu);
@@ -659,6 +693,17 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
   if (outcome == BALANCED || outcome == ALL_PINNED) {
     sd.lb_balanced[idle]++;
     sd.nr_balance_failed = 0;
+  }
+  if (xp()) {
+    if (outcome == MOVED)
+      explain_->end(ld_moved ? fmt::format("moved {} task(s) from cpu{}", ld_moved, busiest_cpu)
+                    : active_balance
+                        ? fmt::format("nothing moved; active balance kicked on cpu{}", busiest_cpu)
+                        : std::string("nothing moved"));
+    else
+      explain_->end(outcome == BALANCED     ? "balanced"
+                    : outcome == ALL_PINNED ? "all tasks pinned"
+                                            : "running task pinned");
   }
   if (outcome != MOVED) {
     ld_moved = 0;

@@ -255,9 +255,11 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   // wake_up_new_task
   t.waker.recent_used_cpu = parent_cpu;
   int cpu = parent_cpu;
+  if (explain_) explain_->begin("fork", now_, parent_cpu, task_label(id));
   if (t.nr_cpus_allowed > 1) {
     cpu = select_task_rq_fair(t, parent_cpu, SD_BALANCE_FORK, 0);
   }
+  if (xp()) explain_->end(fmt::format("cpu{}", cpu));
   if (!t.allowed[static_cast<size_t>(cpu)])
     cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
   charge(parent_cpu, static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
@@ -281,8 +283,16 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   t.state = TaskState::Waking;
   t.nr_wakeups++;
   if (trace_) trace_->sched_waking(now_, this_cpu_, p, t.cpu);
+  if (explain_ && explain_->begin("wakeup", now_, this_cpu_, task_label(p))) {
+    explain_->field("prev", t.cpu);
+    if (wake_flags & WF_SYNC) explain_->field("sync", "yes");
+  }
   int cpu = t.cpu;
-  if (t.nr_cpus_allowed > 1) cpu = select_task_rq_fair(t, t.cpu, SD_BALANCE_WAKE, wake_flags);
+  if (t.nr_cpus_allowed > 1) {
+    cpu = select_task_rq_fair(t, t.cpu, SD_BALANCE_WAKE, wake_flags);
+  } else if (xp()) {
+    explain_->step("pinned to one CPU: no selection");
+  }
   if (!t.allowed[static_cast<size_t>(cpu)])
     cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
   charge(this_cpu_, m_.costs.wakeup.ns + static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
@@ -291,6 +301,10 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   if (cpu != t.cpu) {
     wf |= WF_MIGRATED;
     set_task_cpu(p, cpu);
+  }
+  if (xp()) {
+    bool remote = feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu);
+    explain_->end(fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : ""));
   }
   ttwu_queue(p, cpu, wf);
   return true;
@@ -837,6 +851,19 @@ std::uint64_t Kernel::events() const { return impl_->events_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
 const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
 void Kernel::set_trace_sink(TraceSink* sink) { impl_->trace_ = sink; }
+void Kernel::set_explain(Explain* explain) { impl_->explain_ = explain; }
+
+std::string KernelImpl::task_label(TaskId t) const {
+  return fmt::format("{}[{}]", tasks_[static_cast<size_t>(t)].attr.name, t + 1);
+}
+
+std::string KernelImpl::cpu_state(int cpu) const {
+  const Rq& rq = rq_[static_cast<size_t>(cpu)];
+  if (idle_cpu(cpu)) return "idle";
+  if (sched_idle_rq(rq)) return "sched-idle";
+  if (rq.curr == kNoTask && rq.nr_running == 0) return "idle, wakeup pending";
+  return fmt::format("busy (nr_running={})", rq.nr_running);
+}
 int Kernel::create_task_group(const TaskGroupAttr& g) {
   auto& tgs = impl_->tgs_;
   if (g.parent < 0 || g.parent >= static_cast<int>(tgs.size()))

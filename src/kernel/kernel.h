@@ -10,6 +10,7 @@
 #include "engine/time.h"
 #include "kernel/features.h"
 #include "kernel/task_api.h"
+#include "kernel/explain.h"
 #include "kernel/trace.h"
 #include "machine/machine.h"
 
@@ -104,6 +105,8 @@ class Kernel {
   const LbStats& lb_stats() const;
   // Installs (or with nullptr removes) the receiver of the tracepoints; not owned.
   void set_trace_sink(TraceSink* sink);
+  // Installs (or removes) the --explain decision log; not owned.
+  void set_explain(Explain* explain);
   // /proc/schedstat (version 15) as the kernel prints it at this simulated time.
   std::string schedstat() const;
 

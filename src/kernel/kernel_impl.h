@@ -13,6 +13,7 @@
 
 #include "engine/event_queue.h"
 #include "engine/rng.h"
+#include "kernel/explain.h"
 #include "kernel/kernel.h"
 #include "kernel/sched.h"
 #include "machine/machine.h"
@@ -132,6 +133,11 @@ class KernelImpl {
   mutable TaskStats stats_scratch_;
   std::vector<TaskGroupAttr> tgs_;  // task groups; 0 is the root
   TraceSink* trace_ = nullptr;
+  Explain* explain_ = nullptr;
+  // True while a decision record is open: instrumentation formats text only then.
+  bool xp() const { return explain_ && explain_->active(); }
+  std::string task_label(TaskId t) const;
+  std::string cpu_state(int cpu) const;  // "idle", "sched-idle", "busy (nr_running=2)"
 
   // tunables (ns), scaled by 1 + ilog2(min(ncpus, 8)) (fair-class.md §3.2)
   Time sysctl_sched_latency = 0, sysctl_sched_min_granularity = 0,

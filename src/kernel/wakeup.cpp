@@ -4,6 +4,8 @@
 // idle-CPU search, and the fork/exec slow path find_idlest_cpu with the v5.7
 // group classifier. Left out: energy-aware placement and asymmetric capacity
 // (select_idle_capacity, wake_cap), NUMA preferred-node rules.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <limits>
 
@@ -87,7 +89,8 @@ int KernelImpl::select_idle_core(Task& p, int target) {
   const DomainLevel& llc = levels_[trq.sd[trq.sd_llc].level_id];
   const auto& span = llc.span;
   std::vector<char>& visited = core_visited_;  // all zero between calls
-  size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
+  size_t start =
+      static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
   int found = kNone;
   for (size_t k = 0; k < span.size() && found == kNone; ++k) {
     int core = span[(start + k) % span.size()];
@@ -125,9 +128,11 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
     std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
     std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
     if (feat(Feature::SIS_AVG_CPU) && avg_idle < avg_cost) return kNone;
-    std::int64_t floor = std::max<std::int64_t>(2, static_cast<std::int64_t>(smt_siblings(target).size()));
-    nr = std::max<std::int64_t>(static_cast<std::int64_t>(p.latency_nice) * static_cast<std::int64_t>(span.size()) / 100,
-                                floor);
+    std::int64_t floor =
+        std::max<std::int64_t>(2, static_cast<std::int64_t>(smt_siblings(target).size()));
+    nr = std::max<std::int64_t>(
+        static_cast<std::int64_t>(p.latency_nice) * static_cast<std::int64_t>(span.size()) / 100,
+        floor);
   } else if (feat(Feature::SIS_PROP) && prof_.version >= 513) {
     // v5.13+ (94aafc3ee31d, bae4ec13640b): the waking CPU's wake_avg_idle, halved per
     // jiffy since its last wakeup and reduced by each scan's cost.
@@ -162,31 +167,53 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
   const int probes_before = probes_;
   int si_cpu = kNone;
   int found = kNone;
+  const bool x = xp();
+  std::string scan;
+  if (x)
+    scan = fmt::format("select_idle_cpu budget={}:", nr == std::numeric_limits<int>::max()
+                                                         ? std::string("all")
+                                                         : std::to_string(nr - 1));
   // SIS_ROTATE (latency-nice RFC patches 8, 9): resume where the last search for this
   // target stopped.
   const bool rotate = feat(Feature::SIS_ROTATE);
   Rq& target_rq = cpu_rq(target);
   int first = rotate && target_rq.sis_next_cpu >= 0 ? target_rq.sis_next_cpu : target;
-  size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), first) - span.begin());
+  size_t start =
+      static_cast<size_t>(std::lower_bound(span.begin(), span.end(), first) - span.begin());
   for (size_t k = 0; k < span.size(); ++k) {
     int cpu = span[(start + k) % span.size()];
-    if (!p.allowed[cpu]) continue;
+    if (!p.allowed[cpu]) {
+      if (x) scan += fmt::format(" {} not-allowed", cpu);
+      continue;
+    }
     if (rotate) target_rq.sis_next_cpu = cpu;
-    if (!--nr) return fallback && !consistent ? si_cpu : kNone;  // the scan's time is not averaged
+    if (!--nr) {
+      int r = fallback && !consistent ? si_cpu : kNone;
+      if (x)
+        explain_->step(
+            scan + (r != kNone ? fmt::format(" | budget spent: fall back to sched-idle cpu{}", r)
+                               : std::string(" | budget spent")));
+      return r;  // the scan's time is not averaged
+    }
     probes_++;
+    if (x) scan += fmt::format(" {} {}", cpu, cpu_state(cpu));
     if (available_idle_cpu(cpu) || (consistent && sched_idle_cpu(cpu))) {
       found = cpu;
       break;
     }
     if (fallback && si_cpu == kNone && sched_idle_cpu(cpu)) si_cpu = cpu;
   }
+  if (x)
+    explain_->step(
+        scan + (found != kNone ? fmt::format(" | found cpu{}", found) : std::string(" | none")));
   if (!account_scan) return found;
   // The scan's duration is what the probes cost on this CPU.
   std::int64_t time = static_cast<std::int64_t>(probes_ - probes_before) * m_.costs.idle_probe.ns;
   if (prof_.version >= 513 && !feat(Feature::LATENCY_NICE_SIS))
     this_rq.wake_avg_idle -= std::min<Time>(this_rq.wake_avg_idle, time);
   std::int64_t delta = time - static_cast<std::int64_t>(this_sd.avg_scan_cost);
-  this_sd.avg_scan_cost = static_cast<std::uint64_t>(static_cast<std::int64_t>(this_sd.avg_scan_cost) + delta / 8);
+  this_sd.avg_scan_cost =
+      static_cast<std::uint64_t>(static_cast<std::int64_t>(this_sd.avg_scan_cost) + delta / 8);
   return found;
 }
 
@@ -210,20 +237,43 @@ int KernelImpl::select_idle_smt(Task& p, int target) {
 int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
   const bool si = feat(Feature::SIS_SCHED_IDLE_FALLBACK);
   auto idle_or_si = [&](int cpu) { return available_idle_cpu(cpu) || (si && sched_idle_cpu(cpu)); };
-  if (idle_or_si(target)) return target;
-  if (prev != target && cpus_share_cache(prev, target) && idle_or_si(prev)) return prev;
+  const bool x = xp();
+  if (idle_or_si(target)) {
+    if (x) explain_->step(fmt::format("target cpu{} {}: take it", target, cpu_state(target)));
+    return target;
+  }
+  if (x) explain_->step(fmt::format("target cpu{} {}", target, cpu_state(target)));
+  if (prev != target && cpus_share_cache(prev, target)) {
+    if (idle_or_si(prev)) {
+      if (x) explain_->step(fmt::format("prev cpu{} {}: take it", prev, cpu_state(prev)));
+      return prev;
+    }
+    if (x) explain_->step(fmt::format("prev cpu{} {}", prev, cpu_state(prev)));
+  }
   int recent_used_cpu = p.waker.recent_used_cpu;
   if (recent_used_cpu >= 0 && recent_used_cpu != prev && recent_used_cpu != target &&
       cpus_share_cache(recent_used_cpu, target) && idle_or_si(recent_used_cpu) &&
       p.allowed[recent_used_cpu]) {
     p.waker.recent_used_cpu = prev;
+    if (x)
+      explain_->step(fmt::format("recent_used_cpu cpu{} {}: take it", recent_used_cpu,
+                                 cpu_state(recent_used_cpu)));
     return recent_used_cpu;
   }
   if (cpu_rq(target).sd_llc < 0) return target;
   int i = kNone;
   if (feat(Feature::SIS_CORE)) {
     i = select_idle_core(p, target);
+    if (x) {
+      if (!smt_present_)
+        explain_->step("select_idle_core: no SMT");
+      else
+        explain_->step(i != kNone ? fmt::format("select_idle_core: core of cpu{} idle", i)
+                                  : std::string("select_idle_core: no idle core"));
+    }
     if (i != kNone) return i;
+  } else if (x) {
+    explain_->step("select_idle_core skipped (NO_SIS_CORE)");
   }
   if (feat(Feature::SIS_SMT_FIRST)) {
     // Latency-nice RFC patch 7: the target's SMT siblings before the LLC scan.
@@ -247,13 +297,15 @@ bool KernelImpl::group_has_capacity(int imbalance_pct, const sg_lb_stats& sgs) c
   if (feat(Feature::RUNNABLE_AVG_CLASSIFY) &&
       sgs.group_capacity * static_cast<unsigned long>(imbalance_pct) < sgs.group_runnable * 100)
     return false;
-  if (sgs.group_capacity * 100 > sgs.group_util * static_cast<unsigned long>(imbalance_pct)) return true;
+  if (sgs.group_capacity * 100 > sgs.group_util * static_cast<unsigned long>(imbalance_pct))
+    return true;
   return false;
 }
 
 bool KernelImpl::group_is_overloaded(int imbalance_pct, const sg_lb_stats& sgs) const {
   if (sgs.sum_nr_running <= sgs.group_weight) return false;
-  if (sgs.group_capacity * 100 < sgs.group_util * static_cast<unsigned long>(imbalance_pct)) return true;
+  if (sgs.group_capacity * 100 < sgs.group_util * static_cast<unsigned long>(imbalance_pct))
+    return true;
   if (feat(Feature::RUNNABLE_AVG_CLASSIFY) &&
       sgs.group_capacity * static_cast<unsigned long>(imbalance_pct) < sgs.group_runnable * 100)
     return true;
@@ -295,7 +347,8 @@ void KernelImpl::update_sg_wakeup_stats(int cpu, int sd_idx, int group, sg_lb_st
 }
 
 // update_pick_idlest (fair.c v5.7).
-bool KernelImpl::update_pick_idlest(int idlest, sg_lb_stats& idlest_sgs, int group, sg_lb_stats& sgs) {
+bool KernelImpl::update_pick_idlest(int idlest, sg_lb_stats& idlest_sgs, int group,
+                                    sg_lb_stats& sgs) {
   if (sgs.group_type < idlest_sgs.group_type) return true;
   if (sgs.group_type > idlest_sgs.group_type) return false;
   switch (sgs.group_type) {
@@ -346,10 +399,13 @@ int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
   switch (local_sgs.group_type) {
     case sg_type::group_overloaded:
     case sg_type::group_fully_busy: {
-      unsigned long imbalance = NICE_0_LOAD * static_cast<unsigned long>(lvl.imbalance_pct - 100) / 100;
-      if ((lvl.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load) return kNone;
+      unsigned long imbalance =
+          NICE_0_LOAD * static_cast<unsigned long>(lvl.imbalance_pct - 100) / 100;
+      if ((lvl.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load)
+        return kNone;
       if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance) return kNone;
-      if (100 * local_sgs.avg_load <= static_cast<unsigned long>(lvl.imbalance_pct) * idlest_sgs.avg_load)
+      if (100 * local_sgs.avg_load <=
+          static_cast<unsigned long>(lvl.imbalance_pct) * idlest_sgs.avg_load)
         return kNone;
       break;
     }
@@ -458,7 +514,12 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
   bool sync = (wake_flags & WF_SYNC) != 0;
   if (sd_flag & SD_BALANCE_WAKE) {
     record_wakee(p);
-    want_affine = !wake_wide(p) && p.allowed[cpu];
+    bool wide = wake_wide(p);
+    want_affine = !wide && p.allowed[cpu];
+    if (xp()) {
+      explain_->field("wake_wide", wide ? "yes" : "no");
+      explain_->field("want_affine", want_affine ? "yes" : "no");
+    }
   }
   int sd = kNone;
   const Rq& rq = cpu_rq(cpu);
@@ -467,6 +528,12 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
     if (want_affine && (lvl.flags & SD_WAKE_AFFINE) &&
         std::binary_search(lvl.span.begin(), lvl.span.end(), prev_cpu)) {
       if (cpu != prev_cpu) new_cpu = wake_affine(static_cast<int>(k), p, cpu, prev_cpu, sync);
+      if (xp())
+        explain_->step(fmt::format("wake_affine in {} {}: target cpu{}{}", lvl.name, "domain",
+                                   new_cpu,
+                                   cpu == prev_cpu  ? " (waker is on prev)"
+                                   : new_cpu == cpu ? " (the waker's CPU)"
+                                                    : " (prev)"));
       sd = kNone;  // Prefer wake_affine over balance flags
       break;
     }
@@ -477,6 +544,9 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
   }
   if (sd != kNone) {
     new_cpu = find_idlest_cpu(sd, p, cpu, prev_cpu, sd_flag);
+    if (xp())
+      explain_->step(fmt::format("slow path find_idlest_cpu from {}: cpu{}",
+                                 levels_[rq.sd[sd].level_id].name, new_cpu));
   } else if (sd_flag & SD_BALANCE_WAKE) {
     new_cpu = select_idle_sibling(p, prev_cpu, new_cpu);
     if (want_affine) current_waker().recent_used_cpu = cpu;

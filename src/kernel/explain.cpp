@@ -1,0 +1,77 @@
+#include "kernel/explain.h"
+
+#include <fmt/core.h>
+
+namespace schedtwin::kernel {
+
+namespace {
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+bool Explain::begin(std::string_view kind, Time t, int cpu, std::string_view task) {
+  if (active_) end("(interrupted)");
+  if (written_ >= limit_) {
+    ++dropped_;
+    active_ = false;
+    return false;
+  }
+  active_ = true;
+  kind_ = kind;
+  task_ = task;
+  t_ = t;
+  cpu_ = cpu;
+  fields_.clear();
+  steps_.clear();
+  return true;
+}
+
+void Explain::field(std::string_view key, std::string_view value) {
+  if (active_) fields_.emplace_back(key, value);
+}
+
+void Explain::step(std::string value) {
+  if (active_) steps_.push_back(std::move(value));
+}
+
+void Explain::end(std::string_view result) {
+  if (!active_) return;
+  active_ = false;
+  ++written_;
+  if (format_ == Format::Text) {
+    std::string line =
+        fmt::format("[{:5}.{:06}] cpu{} {}", t_ / 1000000000, (t_ / 1000) % 1000000, cpu_, kind_);
+    if (!task_.empty()) line += " " + task_;
+    line += ":";
+    for (const auto& [k, v] : fields_) line += " " + k + "=" + v;
+    for (const auto& s : steps_) line += " | " + s;
+    line += " -> ";
+    line += result;
+    out_ << line << '\n';
+    return;
+  }
+  std::string j = fmt::format("{{\"t_ns\":{},\"cpu\":{},\"kind\":{},\"task\":{},\"fields\":{{", t_,
+                              cpu_, json_string(kind_), json_string(task_));
+  for (size_t i = 0; i < fields_.size(); ++i)
+    j += (i ? "," : "") + json_string(fields_[i].first) + ":" + json_string(fields_[i].second);
+  j += "},\"steps\":[";
+  for (size_t i = 0; i < steps_.size(); ++i) j += (i ? "," : "") + json_string(steps_[i]);
+  j += "],\"result\":" + json_string(result) + "}";
+  out_ << j << '\n';
+}
+
+}  // namespace schedtwin::kernel

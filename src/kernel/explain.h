@@ -1,0 +1,54 @@
+// The decision log behind --explain: for each wakeup placement and each load-balance
+// attempt, why it came out as it did, in the kernel's decision order. The kernel model
+// fills records only while an Explain is installed (Kernel::set_explain), so a run
+// without --explain pays one pointer test per decision.
+//
+// Text: one line per record,
+//   [   0.104003] cpu2 wakeup cfs_thread-3: wake_wide=no want_affine=yes | ... | -> cpu5
+// JSON lines: {"t_ns":104003000,"cpu":2,"kind":"wakeup","task":"cfs_thread-3",
+//              "fields":{...},"steps":["...", ...],"result":"cpu5"}
+// At most `limit` records are written; the rest are counted (dropped()).
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "engine/time.h"
+
+namespace schedtwin::kernel {
+
+class Explain {
+ public:
+  enum class Format { Text, Jsonl };
+  Explain(std::ostream& out, Format format, std::uint64_t limit)
+      : out_(out), format_(format), limit_(limit) {}
+
+  // Starts a record; returns false (and records nothing until the next begin) when the
+  // limit has been reached.
+  bool begin(std::string_view kind, Time t, int cpu, std::string_view task);
+  bool active() const { return active_; }
+  void field(std::string_view key, std::string_view value);
+  void field(std::string_view key, long long value) { field(key, std::to_string(value)); }
+  void step(std::string value);
+  void end(std::string_view result);
+
+  std::uint64_t written() const { return written_; }
+  std::uint64_t dropped() const { return dropped_; }
+
+ private:
+  std::ostream& out_;
+  Format format_;
+  std::uint64_t limit_;
+  std::uint64_t written_ = 0, dropped_ = 0;
+  bool active_ = false;
+  std::string kind_, task_;
+  Time t_ = 0;
+  int cpu_ = 0;
+  std::vector<std::pair<std::string, std::string>> fields_;
+  std::vector<std::string> steps_;
+};
+
+}  // namespace schedtwin::kernel
