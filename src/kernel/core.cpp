@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "engine/error.h"
@@ -49,6 +50,8 @@ const char* policy_name(Policy p) {
 KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
     : m_(m), cfg_(cfg), prof_(cfg.profile), rng_(cfg.seed, 0) {
   if (m_.cpus.empty()) throw InputError("machine has no CPUs");
+  const char* env_check = std::getenv("SCHEDTWIN_CHECK");
+  check_ = cfg.check || (env_check && env_check[0] == '1');
   hz_ = cfg.hz > 0 ? cfg.hz : m_.build.hz;
   if (hz_ <= 0) hz_ = 250;
   tick_ns_ = (kNsPerSec + hz_ / 2) / hz_;  // TICK_NSEC
@@ -815,6 +818,7 @@ void KernelImpl::run_until(Time end) {
     now_ = t;
     ++events_;
     dispatch(slot);
+    if (check_) check_invariants();
   }
   if (now_ < end) now_ = end;
 }
@@ -850,6 +854,7 @@ void Kernel::run_until(Time end) { impl_->run_until(end); }
 std::uint64_t Kernel::events() const { return impl_->events_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
 const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
+const CheckStats& Kernel::check_stats() const { return impl_->check_stats_; }
 void Kernel::set_trace_sink(TraceSink* sink) { impl_->trace_ = sink; }
 void Kernel::set_explain(Explain* explain) { impl_->explain_ = explain; }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,21 @@ struct Config {
   Profile profile;       // kernel release preset with feature flags applied
   std::uint64_t seed = 1;
   int hz = 0;            // 0: the machine's build
+  // --check: verify the model's invariants after every event (also on when the
+  // environment has SCHEDTWIN_CHECK=1, as the test suite sets it).
+  bool check = false;
+};
+
+// Figures of --check.
+struct CheckStats {
+  std::uint64_t checks = 0;           // events after which the invariants were verified
+  std::uint64_t wasted_episodes = 0;  // a CPU idle > 10 ms while a task it may run waits in its LLC
+  Time wasted_ns = 0;                 // total length of those episodes
+};
+
+// An invariant of the kernel model does not hold (a bug in schedtwin, not bad input).
+struct CheckError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // Per-task figures the kernel accounts (schedstat-like), in ns unless noted.
@@ -103,6 +119,7 @@ class Kernel {
   std::uint64_t events() const;       // events dispatched so far
   std::uint64_t context_switches() const;
   const LbStats& lb_stats() const;
+  const CheckStats& check_stats() const;
   // Installs (or with nullptr removes) the receiver of the tracepoints; not owned.
   void set_trace_sink(TraceSink* sink);
   // Installs (or removes) the --explain decision log; not owned.

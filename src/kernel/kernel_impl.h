@@ -133,6 +133,13 @@ class KernelImpl {
   mutable TaskStats stats_scratch_;
   std::vector<TaskGroupAttr> tgs_;  // task groups; 0 is the root
   TraceSink* trace_ = nullptr;
+  // ---- check.cpp ----
+  bool check_ = false;
+  CheckStats check_stats_;
+  std::vector<int> check_running_;
+  static constexpr Time kWastedThreshold = 10 * kNsPerMs;
+  void check_invariants();
+  std::string dump_state() const;
   Explain* explain_ = nullptr;
   // True while a decision record is open: instrumentation formats text only then.
   bool xp() const { return explain_ && explain_->active(); }

@@ -248,6 +248,7 @@ struct Rq {
   std::uint64_t yld_count = 0, sched_count = 0, sched_goidle = 0, ttwu_count = 0, ttwu_local = 0;
   Time run_delay = 0;
   std::uint64_t pcount = 0;
+  Time wasted_since = -1;  // --check: idle while a task it may run waits in its LLC, since
 };
 
 // Per-LLC shared state (struct sched_domain_shared).
