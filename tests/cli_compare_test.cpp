@@ -227,7 +227,7 @@ TEST(CliCompare, BadUsageAndBadInputExitCodes) {
       {"--with v5.4 " + kRtAppArgs + " --json x.json", 2, "--json in the rt-app ARGS"},
       {"--with v5.4 " + kRtAppArgs + " --logdir x", 2, "--logdir in the rt-app ARGS"},
       {"--with v5.4 " + kRtAppArgs + " --no-such-option", 2, "rt-app ARGS"},
-      {"--with v5.4 -- schbench", 2, "unknown subcommand 'schbench'"},
+      {"--with v5.4 -- no-such-bench", 2, "unknown subcommand 'no-such-bench'"},
       {"--with v5.4 --jobs 0 " + kRtAppArgs, 2, "--jobs"},
       {"--with v5.4 --runs 0 " + kRtAppArgs, 2, "--runs"},
       {"--with v5.4 --logdir L -- hackbench -g 1 -l 1", 2, "hackbench writes no logs"},
@@ -273,5 +273,5 @@ TEST(CompareFigures, RtAppMetricsFromTheRunDocumentAndItsRows) {
 
 TEST(CompareFigures, DispatchTableNamesTheSupportedSubcommands) {
   EXPECT_EQ(schedtwin::cli::compare_subcommands(),
-            (std::vector<std::string>{"rt-app", "messaging", "hackbench"}));
+            (std::vector<std::string>{"rt-app", "messaging", "hackbench", "schbench", "pingpong"}));
 }

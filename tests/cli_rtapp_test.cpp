@@ -95,10 +95,11 @@ TEST(CliRtApp, BadInputIsOneLineWithStatusAndNoLogDir) {
     std::string needle;
   };
   std::vector<Case> cases = {
-      {"rt-app " + bad.string(), 1, "bad.json:1:29: unknown key \"bogus\""},
+      {"rt-app " + bad.string(), 1, "bad.json:1:28: unknown key \"bogus\""},
       {"rt-app " + (d / "missing.json").string(), 1, "missing.json: cannot open file"},
       {"rt-app " + kSchedIdle + " --machine nosuch", 1, "unknown"},
-      {"rt-app " + kSchedIdle + " --features NO_SUCH_FLAG", 1, "--features: unknown feature 'NO_SUCH_FLAG'"},
+      {"rt-app " + kSchedIdle + " --features NO_SUCH_FLAG", 1,
+       "--features: unknown feature 'NO_SUCH_FLAG'"},
       {"rt-app " + kSchedIdle + " --kernel v9.9", 1, "--kernel: unknown kernel profile 'v9.9'"},
       {"rt-app " + kSchedIdle + " --seed notanumber", 2, "--seed"},
       {"rt-app", 2, "taskset"},

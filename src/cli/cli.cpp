@@ -21,6 +21,14 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
                "Print the load balancer's group classification counts (state x nr_running, as "
                "the runnable_avg series counted them) after the run; also in --json");
   sub.add_flag("--schedstat", o.schedstat, "Print /proc/schedstat (version 15) as it reads at the end of the run");
+  sub.add_option(
+      "--trace", o.trace_out,
+      "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup_new, "
+      "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
+      "CPU (open in ui.perfetto.dev; at most 1 M events)");
+  sub.add_option("--ftrace", o.ftrace_out,
+                 "Write the same scheduler events as ftrace text to FILE (the layout of "
+                 "/sys/kernel/tracing/trace; at most 1 M events)");
 }
 
 int main(int argc, char** argv) {
@@ -31,6 +39,8 @@ int main(int argc, char** argv) {
   register_domains_command(app);
   register_rtapp_command(app);
   register_messaging_commands(app);
+  register_pingpong_command(app);
+  register_schbench_command(app);
   register_reproduce_command(app);
   register_compare_command(app);
   try {

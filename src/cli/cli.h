@@ -20,6 +20,8 @@ struct CommonOptions {
   double duration_s = 0;          // subcommands with a --duration option; 0: the workload's own
   bool lb_stats = false;          // --lb-stats: group classification table
   bool schedstat = false;         // --schedstat: /proc/schedstat at the end of the run
+  std::string trace_out;          // --trace FILE: Perfetto protobuf trace of the run
+  std::string ftrace_out;         // --ftrace FILE: the same events as ftrace text
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
 
@@ -28,6 +30,8 @@ void register_machine_commands(CLI::App& app);
 void register_rtapp_command(CLI::App& app);
 void register_domains_command(CLI::App& app);  // after register_machine_commands
 void register_messaging_commands(CLI::App& app);
+void register_pingpong_command(CLI::App& app);
+void register_schbench_command(CLI::App& app);
 void register_reproduce_command(CLI::App& app);
 void register_compare_command(CLI::App& app);
 

@@ -16,7 +16,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/pingpong_cmd.h"
 #include "cli/run_common.h"
+#include "cli/schbench_cmd.h"
 #include "engine/error.h"
 #include "kernel/features.h"
 #include "metrics/compare_stats.h"
@@ -83,11 +85,48 @@ Prepared define_messaging_like(CLI::App& sub, bool hackbench) {
 Prepared define_messaging(CLI::App& sub) { return define_messaging_like(sub, false); }
 Prepared define_hackbench(CLI::App& sub) { return define_messaging_like(sub, true); }
 
-// schbench and pingpong: one entry each once their subcommands expose their options.
+RunFigures schbench_figures(const SchbenchOutcome& out);  // below, after common_figures
+
+Prepared define_schbench(CLI::App& sub) {
+  auto a = std::make_shared<SchbenchArgs>();
+  auto params = std::make_shared<workload::SchbenchParams>();
+  add_schbench_options(sub, *a);
+  Prepared p;
+  p.common = &a->common;
+  p.prepare = [a, params](const Scenario&) { *params = schbench_params(*a); };
+  p.run = [params](const CommonOptions& o, const std::string&) {
+    return schbench_figures(run_schbench_command(o, *params));
+  };
+  return p;
+}
+
+// pingpong: the Total line's throughput_gbps (Gb/s) and ops_per_s.
+Prepared define_pingpong(CLI::App& sub) {
+  auto a = std::make_shared<PingpongArgs>();
+  auto params = std::make_shared<workload::PingpongParams>();
+  add_pingpong_options(sub, *a);
+  Prepared p;
+  p.common = &a->common;
+  p.prepare = [a, params](const Scenario&) { *params = pingpong_params(*a); };
+  p.run = [params](const CommonOptions& o, const std::string&) {
+    const PingpongOutcome out = run_pingpong_command(o, *params);
+    RunFigures f;
+    f.sim_time_s = out.json.at("sim_time_s").get<double>();
+    f.wall_time_s = out.json.at("wall_time_s").get<double>();
+    f.events = out.json.at("events").get<std::uint64_t>();
+    for (const char* k : {"throughput_gbps", "ops_per_s"})
+      f.metrics.emplace_back(k, out.json.at(k).get<double>());
+    return f;
+  };
+  return p;
+}
+
 constexpr SubcommandEntry kSubcommands[] = {
     {"rt-app", true, define_rtapp},
     {"messaging", false, define_messaging},
     {"hackbench", false, define_hackbench},
+    {"schbench", false, define_schbench},
+    {"pingpong", false, define_pingpong},
 };
 
 // ---- parsing ARGS ------------------------------------------------------------------------------
@@ -254,6 +293,15 @@ RunFigures common_figures(const nlohmann::json& j) {
   f.sim_time_s = j.value("sim_time_s", 0.0);
   f.wall_time_s = j.value("wall_time_s", 0.0);
   f.events = j.value("events", std::uint64_t{0});
+  return f;
+}
+
+// schbench: the final table's wakeup_latency_us.p50 ... p99_9 (µs).
+RunFigures schbench_figures(const SchbenchOutcome& out) {
+  RunFigures f = common_figures(out.json);
+  const nlohmann::json& w = out.json.at("wakeup_latency_us");
+  for (const char* k : {"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"})
+    f.metrics.emplace_back(std::string("wakeup_latency_us.") + k, w.at(k).get<double>());
   return f;
 }
 
@@ -470,8 +518,8 @@ void register_compare_command(CLI::App& app) {
       "v5.3,SIS_SCHED_IDLE_FALLBACK;\n"
       "--with without a profile changes the base. Usage:\n"
       "  schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] -- SUBCOMMAND ARGS...\n"
-      "SUBCOMMAND: rt-app, messaging, hackbench. ARGS take the subcommand's own options except\n"
-      "--seed, --kernel, --features, --json and --logdir, which are compare's.");
+      "SUBCOMMAND: rt-app, messaging, hackbench, schbench. ARGS take the subcommand's own\n"
+      "options except --seed, --kernel, --features, --json and --logdir, which are compare's.");
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

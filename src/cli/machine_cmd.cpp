@@ -217,6 +217,12 @@ void register_machine_commands(CLI::App& app) {
                   "Read DIR/sys/devices/system instead of /sys/devices/system");
   cap->add_option("--out", opt->out, "Write the machine file to FILE (default: standard output)");
   cap->callback([opt] {
+    std::error_code ec;
+    if (!opt->sysroot.empty() && !std::filesystem::is_directory(opt->sysroot, ec))
+      throw InputError(fmt::format(
+          "--sysroot {}: {}", opt->sysroot,
+          std::filesystem::exists(opt->sysroot, ec) ? "is not a directory" : "no such directory"));
+    if (!opt->out.empty()) check_output_file(opt->out, "--out");
     Machine m = machine::capture_sysfs(opt->sysroot);
     const std::string text = machine::dump_machine_file(m);
     if (opt->out.empty())

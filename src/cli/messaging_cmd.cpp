@@ -17,9 +17,10 @@ namespace schedtwin::cli {
 namespace {
 
 constexpr int kMaxGroups = 10000;
-constexpr std::int64_t kMaxTasks = 1000000;
+// The limits of workload::validate (messaging.cpp), checked here to name the options.
+constexpr std::int64_t kMaxTasks = 100'000;
 constexpr std::int64_t kMaxLoops = 4294967295LL;  // perf's OPT_UINTEGER
-constexpr double kMaxMessages = 1e15;
+constexpr double kMaxMessages = 1e10;
 
 const char* transport_name(workload::Transport t) {
   return t == workload::Transport::Pipe ? "pipe" : "unix-stream";
@@ -45,8 +46,10 @@ void check_size(const workload::MessagingParams& p, const char* groups_opt, cons
                     p.groups, fds_opt, p.fds, tasks, kMaxTasks));
   const double msgs = static_cast<double>(p.groups) * p.fds * p.fds * static_cast<double>(p.loops);
   if (msgs > kMaxMessages)
-    throw UsageError(fmt::format("{}: {} x {} x {} x {} messages exceed the limit of 1e15",
-                                 loops_opt, p.groups, p.fds, p.fds, p.loops));
+    throw UsageError(
+        fmt::format("{}: {} x {} x {} x {} = {:.4g} messages (groups x fds x fds x loops) exceed "
+                    "the limit of {:.0e}",
+                    loops_opt, p.groups, p.fds, p.fds, p.loops, msgs, kMaxMessages));
 }
 
 void emit(const CommonOptions& common, const MessagingOutcome& out) {
@@ -87,10 +90,12 @@ MessagingOutcome run_messaging_command(const CommonOptions& o, const workload::M
                                        const std::string& command, bool simple_format) {
   Scenario s = make_scenario(o);
   kernel::Kernel k(s.machine, s.config);
+  TraceOutputs traces = open_traces(o, k);
   const auto t0 = std::chrono::steady_clock::now();
   MessagingOutcome out;
   out.result = workload::run_messaging(k, p);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  traces.finish();
   const workload::MessagingResult& r = out.result;
   const Time total = r.total_time();
   out.text = command == "hackbench"
@@ -205,7 +210,9 @@ void register_messaging_commands(CLI::App& app) {
         "to each of the group's --fds receivers over AF_UNIX socket pairs (or pipes).\n"
         "Prints hackbench's lines, ending \"Time: X.XXX\" (milliseconds truncated).");
     add_hackbench_options(*sub, *o);
-    sub->callback([o] { emit(o->common, run_messaging_command(o->common, hackbench_params(*o), "hackbench")); });
+    sub->callback([o] {
+      emit(o->common, run_messaging_command(o->common, hackbench_params(*o), "hackbench"));
+    });
   }
 }
 

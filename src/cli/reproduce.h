@@ -10,5 +10,6 @@ namespace schedtwin::cli {
 // scales them down. Text is appended to `text`.
 nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text);
 nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text);
+nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text);
 
 }  // namespace schedtwin::cli

@@ -143,7 +143,7 @@ void register_reproduce_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "reproduce",
       "Reproduce the published experiments of the four series and print the simulated table beside the\n"
-      "published one, with the direction of each row marked. Implemented so far: sched-idle-fallback, runnable-avg.");
+      "published one, with the direction of each row marked. Implemented so far: sched-idle-fallback, latency-nice, runnable-avg.");
   sub->add_option("series", o->series, "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
       ->check(CLI::IsMember({"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
       ->capture_default_str();
@@ -153,12 +153,15 @@ void register_reproduce_command(CLI::App& app) {
   sub->add_option("--json", o->json_out, "Write the figures as JSON");
   sub->callback([o] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
+    if (!o->json_out.empty()) check_output_file(o->json_out, "--json");
     nlohmann::json j;
     std::string text;
     for (const char* s : {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing"}) {
       if (o->series != "all" && o->series != s) continue;
       if (std::string(s) == "sched-idle-fallback") {
         j[s] = reproduce_sched_idle_fallback(o->runs, text);
+      } else if (std::string(s) == "latency-nice") {
+        j[s] = reproduce_latency_nice(o->runs, o->full, text);
       } else if (std::string(s) == "runnable-avg") {
         j[s] = reproduce_runnable_avg(o->runs, o->full, text);
       } else {

@@ -26,6 +26,26 @@ nlohmann::json summary_json(const std::vector<double>& v) {
           {"stddev", s.stddev}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
 }
 
+// The first directory of `dir` that does not exist yet (empty when dir exists); InputError
+// when dir or one of its parents exists and is not a directory.
+std::filesystem::path first_missing_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path p = fs::path(dir).lexically_normal(); !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p, ec)) {
+      if (!fs::is_directory(p, ec))
+        throw InputError(p == fs::path(dir).lexically_normal()
+                             ? fmt::format("--logdir {}: exists and is not a directory", dir)
+                             : fmt::format("--logdir {}: {} is not a directory", dir, p.string()));
+      break;
+    }
+    missing = p;
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
 std::string cpu_list(const std::vector<int>& cpus) {
   std::string s;
   for (int c : cpus) s += (s.empty() ? "" : " ") + std::to_string(c);
@@ -44,18 +64,24 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
                               const std::string& logdir, bool create_logdir) {
   Scenario sc = make_scenario(o);
   const std::string& taskset = cfg.path;
-  if (!logdir.empty() && !create_logdir && cfg.logs && !std::filesystem::is_directory(logdir))
-    throw InputError(fmt::format("{}: logdir \"{}\" does not exist (rt-app needs it to exist)", taskset, logdir));
-  if (!logdir.empty() && std::filesystem::exists(logdir) && !std::filesystem::is_directory(logdir))
-    throw InputError(fmt::format("--logdir {}: exists and is not a directory", logdir));
+  std::error_code ec;
+  if (!logdir.empty() && !create_logdir && cfg.logs && !std::filesystem::is_directory(logdir, ec))
+    throw InputError(
+        fmt::format("{}: logdir \"{}\" {} (rt-app needs an existing directory)", taskset, logdir,
+                    std::filesystem::exists(logdir, ec) ? "is not a directory" : "does not exist"));
+  // Before simulating: the directory to create must not sit under a file.
+  const std::filesystem::path new_dir =
+      logdir.empty() || !cfg.logs ? std::filesystem::path() : first_missing_dir(logdir);
 
   auto t0 = std::chrono::steady_clock::now();
   kernel::Kernel k(sc.machine, sc.config);
+  TraceOutputs traces = open_traces(o, k);
   workload::rtapp::Runner runner(cfg, k);
   Time end = runner.end_time();
   if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
   k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  traces.finish();
 
   RtAppOutcome out;
   out.threads = runner.results();
@@ -97,8 +123,15 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   out.json = std::move(j);
 
   if (!logdir.empty() && cfg.logs) {
-    if (create_logdir) std::filesystem::create_directories(logdir);
-    runner.write_logs(logdir);
+    if (create_logdir && !std::filesystem::create_directories(logdir, ec) && ec)
+      throw InputError(
+          fmt::format("--logdir {}: cannot create directory ({})", logdir, ec.message()));
+    try {
+      runner.write_logs(logdir);
+    } catch (const InputError&) {
+      if (!new_dir.empty()) std::filesystem::remove_all(new_dir, ec);  // nothing half-written
+      throw;
+    }
   }
   return out;
 }
@@ -107,11 +140,12 @@ void add_rtapp_options(CLI::App& sub, RtAppArgs& a) {
   sub.add_option("taskset", a.taskset, "rt-app JSON task set")->required();
   add_common_options(sub, a.common);
   sub.add_option("--duration", a.common.duration_s,
-                 "Simulated seconds to run, overriding the file's duration (a file without one stops "
-                 "when its threads end, at most after 60 s)")
+                 "Simulated seconds to run, overriding the file's duration (a file without one "
+                 "stops when its threads end, at most after 60 s)")
       ->check(CLI::Range(0.001, 3600.0));
   sub.add_option("--logdir", a.logdir,
-                 "Write the logs here (created once the input is valid) instead of the file's logdir");
+                 "Write the logs here (created once the input is valid) instead of the file's "
+                 "logdir");
 }
 
 void register_rtapp_command(CLI::App& app) {

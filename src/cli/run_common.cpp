@@ -2,17 +2,23 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "engine/error.h"
 #include "machine/machine_file.h"
+#include "metrics/trace_ftrace.h"
+#include "metrics/trace_perfetto.h"
 
 namespace schedtwin::cli {
 
 Scenario make_scenario(const CommonOptions& o) {
+  // Before any simulation: a run must not end in "cannot write" after its work is done.
+  if (!o.json_out.empty()) check_output_file(o.json_out, "--json");
   Scenario s;
-  s.machine = machine::load_machine(o.machine);
+  s.machine = machine::load_machine(o.machine, "--machine");
   s.config.profile = kernel::make_profile(o.kernel);
   kernel::apply_features(s.config.profile.features, o.features, "--features");
   s.config.seed = o.seed;
@@ -82,11 +88,36 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
   if (o.schedstat) text += "\n" + k.schedstat();
 }
 
+void check_output_file(const std::string& path, std::string_view option) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw InputError(fmt::format("{} {}: is a directory; expected a file name", option, path));
+  const fs::path parent = fs::path(path).parent_path();
+  const fs::path dir = parent.empty() ? fs::path(".") : parent;
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("{} {}: directory {} {}", option, path, dir.string(),
+                                 fs::exists(dir, ec) ? "is not a directory" : "does not exist"));
+  // Probe with the temporary file write_file_atomically will use (append: never truncate).
+  const std::string tmp = path + ".tmp";
+  const bool existed = fs::exists(tmp, ec);
+  {
+    std::ofstream probe(tmp, std::ios::binary | std::ios::app);
+    if (!probe)
+      throw InputError(fmt::format("{} {}: cannot create a file in {} ({})", option, path,
+                                   dir.string(), std::strerror(errno)));
+  }
+  if (!existed) fs::remove(tmp, ec);
+}
+
 void write_file_atomically(const std::string& path, const std::string& text, std::string_view option) {
+  check_output_file(path, option);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(fmt::format("{} {}: cannot create file", option, path));
+    if (!out)
+      throw InputError(
+          fmt::format("{} {}: cannot create file ({})", option, path, std::strerror(errno)));
     out << text;
     out.flush();
     if (!out) {
@@ -98,9 +129,127 @@ void write_file_atomically(const std::string& path, const std::string& text, std
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
+    const std::string why = ec.message();  // before remove() overwrites ec
     std::filesystem::remove(tmp, ec);
-    throw InputError(fmt::format("{} {}: cannot write file ({})", option, path, ec.message()));
+    throw InputError(fmt::format("{} {}: cannot write file ({})", option, path, why));
   }
+}
+
+namespace {
+
+// Hands every tracepoint to both writers when --trace and --ftrace are given together.
+class TeeTraceSink final : public kernel::TraceSink {
+ public:
+  TeeTraceSink(kernel::TraceSink* a, kernel::TraceSink* b) : a_(a), b_(b) {}
+  void sched_switch(Time t, int cpu, kernel::TaskId prev, kernel::SwitchState st,
+                    kernel::TaskId next) override {
+    a_->sched_switch(t, cpu, prev, st, next);
+    b_->sched_switch(t, cpu, prev, st, next);
+  }
+  void sched_waking(Time t, int cpu, kernel::TaskId p, int target) override {
+    a_->sched_waking(t, cpu, p, target);
+    b_->sched_waking(t, cpu, p, target);
+  }
+  void sched_wakeup(Time t, int cpu, kernel::TaskId p, int target) override {
+    a_->sched_wakeup(t, cpu, p, target);
+    b_->sched_wakeup(t, cpu, p, target);
+  }
+  void sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target) override {
+    a_->sched_wakeup_new(t, cpu, p, target);
+    b_->sched_wakeup_new(t, cpu, p, target);
+  }
+  void sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig, int dest) override {
+    a_->sched_migrate_task(t, cpu, p, orig, dest);
+    b_->sched_migrate_task(t, cpu, p, orig, dest);
+  }
+  void sched_process_exit(Time t, int cpu, kernel::TaskId p) override {
+    a_->sched_process_exit(t, cpu, p);
+    b_->sched_process_exit(t, cpu, p);
+  }
+  void pelt_task(Time t, kernel::TaskId p, unsigned long u, unsigned long r,
+                 unsigned long l) override {
+    a_->pelt_task(t, p, u, r, l);
+    b_->pelt_task(t, p, u, r, l);
+  }
+  void pelt_cpu(Time t, int cpu, unsigned long u, unsigned long r, unsigned long l) override {
+    a_->pelt_cpu(t, cpu, u, r, l);
+    b_->pelt_cpu(t, cpu, u, r, l);
+  }
+
+ private:
+  kernel::TraceSink* a_;
+  kernel::TraceSink* b_;
+};
+
+template <class Writer>
+void write_trace(Writer& w, const std::string& path, std::string_view option) {
+  if (w.truncated())
+    fmt::print(
+        stderr,
+        "schedtwin: warning: {} {}: event limit of {} reached at {:.6f} s simulated; {} later "
+        "events were not recorded\n",
+        option, path, w.limit(), static_cast<double>(w.truncated_at()) / 1e9, w.dropped());
+  write_file_atomically(path, w.finish(), option);
+}
+
+}  // namespace
+
+struct TraceOutputs::Impl {
+  kernel::Kernel* k = nullptr;
+  std::string trace_path, ftrace_path;
+  std::unique_ptr<metrics::PerfettoTraceWriter> perfetto;
+  std::unique_ptr<metrics::FtraceTextWriter> ftrace;
+  std::unique_ptr<TeeTraceSink> tee;
+};
+
+TraceOutputs::TraceOutputs() = default;
+TraceOutputs::TraceOutputs(TraceOutputs&&) noexcept = default;
+TraceOutputs& TraceOutputs::operator=(TraceOutputs&&) noexcept = default;
+TraceOutputs::~TraceOutputs() {
+  if (impl_ && impl_->k) impl_->k->set_trace_sink(nullptr);
+}
+
+TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
+  TraceOutputs out;
+  if (o.trace_out.empty() && o.ftrace_out.empty()) return out;
+  if (!o.trace_out.empty() && o.trace_out == o.ftrace_out)
+    throw UsageError(fmt::format("--trace {} and --ftrace {}: expected two different files",
+                                 o.trace_out, o.ftrace_out));
+  if (!o.trace_out.empty()) check_output_file(o.trace_out, "--trace");
+  if (!o.ftrace_out.empty()) check_output_file(o.ftrace_out, "--ftrace");
+  out.impl_ = std::make_unique<TraceOutputs::Impl>();
+  TraceOutputs::Impl& m = *out.impl_;
+  m.k = &k;
+  m.trace_path = o.trace_out;
+  m.ftrace_path = o.ftrace_out;
+  if (!o.trace_out.empty()) m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(k);
+  if (!o.ftrace_out.empty()) m.ftrace = std::make_unique<metrics::FtraceTextWriter>(k);
+  if (m.perfetto && m.ftrace) {
+    m.tee = std::make_unique<TeeTraceSink>(m.perfetto.get(), m.ftrace.get());
+    k.set_trace_sink(m.tee.get());
+  } else if (m.perfetto) {
+    k.set_trace_sink(m.perfetto.get());
+  } else {
+    k.set_trace_sink(m.ftrace.get());
+  }
+  return out;
+}
+
+void TraceOutputs::finish() {
+  if (!impl_ || !impl_->k) return;
+  Impl& m = *impl_;
+  m.k->set_trace_sink(nullptr);
+  m.k = nullptr;
+  // One file at a time, each writer freed once written: a trace can be hundreds of MB.
+  if (m.ftrace) {
+    write_trace(*m.ftrace, m.ftrace_path, "--ftrace");
+    m.ftrace.reset();
+  }
+  if (m.perfetto) {
+    write_trace(*m.perfetto, m.trace_path, "--trace");
+    m.perfetto.reset();
+  }
+  m.tee.reset();
 }
 
 }  // namespace schedtwin::cli

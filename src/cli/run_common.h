@@ -1,6 +1,7 @@
 // What every simulating subcommand shares: building the scenario from the common
 // options, the JSON document's common keys, and writing output files atomically.
 #pragma once
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -16,7 +17,8 @@ struct Scenario {
   kernel::Config config;
 };
 
-// Loads the machine and resolves the profile and feature list (InputError on bad names).
+// Loads the machine and resolves the profile and feature list (InputError on bad names);
+// checks first that o.json_out, if set, can be written (check_output_file).
 Scenario make_scenario(const CommonOptions& o);
 
 // schema_version, command, machine, kernel, features, seed, sim_time_s, wall_time_s, events.
@@ -30,9 +32,40 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
 // balance types summed), then the count per balance type.
 std::string lb_stats_text(const kernel::LbStats& s);
 
+// InputError naming `option` unless a file can be created at `path`: it is not a directory,
+// its directory exists, and a file can be created there (probed with path + ".tmp", removed
+// again). Subcommands call it before simulating, so that a bad path costs no work and leaves
+// nothing behind.
+void check_output_file(const std::string& path, std::string_view option);
+
 // Writes text to path through a temporary file and a rename (nothing half-written); errors
 // name the option that gave the path ("--json", "--out").
 void write_file_atomically(const std::string& path, const std::string& text,
                            std::string_view option = "--json");
+
+// --trace / --ftrace of one run: the writers (metrics/trace_perfetto.h, metrics/trace_ftrace.h)
+// installed as the Kernel's trace sink. Create it right after the Kernel, before any task
+// exists (open_traces), and call finish() after the run. The Kernel must outlive it.
+class TraceOutputs {
+ public:
+  TraceOutputs();
+  TraceOutputs(TraceOutputs&&) noexcept;
+  TraceOutputs& operator=(TraceOutputs&&) noexcept;
+  ~TraceOutputs();  // removes the sink from the Kernel
+
+  // Writes the files atomically (write_file_atomically, errors naming --trace / --ftrace)
+  // and removes the sink. A writer that hit its event limit leaves a marker in its file and
+  // a warning line on stderr. Does nothing without --trace and --ftrace.
+  void finish();
+
+ private:
+  friend TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Checks the --trace / --ftrace paths (check_output_file; UsageError when both name one
+// file) and installs their writers on `k`. Without either option the Kernel gets no sink.
+TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k);
 
 }  // namespace schedtwin::cli

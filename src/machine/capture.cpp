@@ -25,6 +25,8 @@ constexpr const char* kUncalibrated = "uncalibrated default; run schedtwin calib
 
 class Sysfs {
  public:
+  static constexpr std::size_t kMaxAttributeBytes = 1 << 16;
+
   explicit Sysfs(const std::string& sysroot)
       : base_(fs::path(sysroot.empty() ? "/" : sysroot) / "sys/devices/system") {}
 
@@ -39,9 +41,12 @@ class Sysfs {
   static std::optional<std::string> read_optional(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     if (!in) return std::nullopt;
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    std::string s = buf.str();
+    // sysfs attributes are at most a page; read a little more than that, never a whole disk.
+    std::string s(kMaxAttributeBytes + 1, '\0');
+    in.read(s.data(), static_cast<std::streamsize>(s.size()));
+    s.resize(static_cast<std::size_t>(in.gcount()));
+    if (s.size() > kMaxAttributeBytes)
+      fail(p, fmt::format("larger than {} bytes; not a sysfs attribute", kMaxAttributeBytes));
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
     return s;
   }

@@ -110,6 +110,8 @@ std::vector<int> parse_cpu_list(std::string_view text) {
       if (hi - lo > 1 << 20)
         throw std::invalid_argument("range too large '" + std::string(item) + "'");
       for (int c = lo; c <= hi; ++c) out.push_back(c);
+      // Bounded like one range: many ranges must not add up to gigabytes.
+      if (out.size() > (1u << 20)) throw std::invalid_argument("more than 1048576 CPUs listed");
     }
     if (comma == std::string_view::npos) break;
     pos = comma + 1;

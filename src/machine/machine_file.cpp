@@ -3,10 +3,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -29,13 +31,166 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   return out;
 }
 
+// Line and column (1-based, columns in characters) of every value of a machine file, by the
+// JSON path the errors use ("", "topology", "topology.cpus[3].core"): a value in an object is
+// placed at its key.
+using Positions = std::map<std::string, std::pair<int, int>>;
+
+// Counts the characters nlohmann's lexer consumes, so that SAX callbacks know where they are.
+struct CountingIter {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  const char* p;
+  std::size_t* pos;
+  const char& operator*() const { return *p; }
+  CountingIter& operator++() {
+    ++p;
+    ++*pos;
+    return *this;
+  }
+  bool operator==(const CountingIter& o) const { return p == o.p; }
+  bool operator!=(const CountingIter& o) const { return p != o.p; }
+};
+
+class PositionIndex : public nlohmann::json_sax<json> {
+ public:
+  PositionIndex(std::string_view text, const std::size_t* pos) : text_(text), pos_(pos) {}
+  Positions positions;
+
+  bool null() override { return value(Token::Literal); }
+  bool boolean(bool) override { return value(Token::Literal); }
+  bool number_integer(number_integer_t) override { return value(Token::Number); }
+  bool number_unsigned(number_unsigned_t) override { return value(Token::Number); }
+  bool number_float(number_float_t, const string_t&) override { return value(Token::Number); }
+  bool string(string_t&) override { return value(Token::String); }
+  bool binary(binary_t&) override { return value(Token::Literal); }
+  bool key(string_t& k) override {
+    Frame& f = stack_.back();
+    f.key_path = f.path.empty() ? k : f.path + "." + k;
+    positions[f.key_path] = where(Token::String);
+    return true;
+  }
+  bool start_object(std::size_t) override { return open(false); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;  // parse_machine reports syntax errors itself
+  }
+
+ private:
+  enum class Token { String, Number, Literal, Bracket };
+  struct Frame {
+    bool array;
+    std::string path, key_path;
+    std::size_t next = 0;  // index of the next array item
+  };
+
+  // The path of the value now starting; records it unless its key already placed it.
+  std::string path_of_new_value(Token t) {
+    if (stack_.empty()) {
+      positions[""] = where(t);
+      return "";
+    }
+    Frame& f = stack_.back();
+    if (!f.array) return f.key_path;
+    std::string p = f.path + "[" + std::to_string(f.next++) + "]";
+    positions[p] = where(t);
+    return p;
+  }
+  bool value(Token t) {
+    path_of_new_value(t);
+    return true;
+  }
+  bool open(bool array) {
+    std::string p = path_of_new_value(Token::Bracket);
+    stack_.push_back({array, std::move(p), {}, 0});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  // Start of the token just read: a string ends at its closing quote, a literal at its last
+  // letter, a bracket is the last character read, a number is followed by one character of
+  // look-ahead (none at the end of the text).
+  std::pair<int, int> where(Token t) const {
+    const std::size_t end = std::min(*pos_, text_.size());
+    std::size_t p = end == 0 ? 0 : end - 1;
+    auto is_num = [](char ch) {
+      return (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '+' || ch == 'e' ||
+             ch == 'E';
+    };
+    switch (t) {
+      case Token::Bracket:
+        break;
+      case Token::String:
+        while (p > 0) {
+          --p;
+          std::size_t backslashes = 0;
+          while (backslashes < p && text_[p - 1 - backslashes] == '\\') ++backslashes;
+          if (text_[p] == '"' && backslashes % 2 == 0) break;
+        }
+        break;
+      case Token::Number:
+        p = end;
+        if (p > 0 && !is_num(text_[p - 1])) --p;
+        while (p > 0 && is_num(text_[p - 1])) --p;
+        break;
+      case Token::Literal:
+        p = end;
+        while (p > 0 && std::isalpha(static_cast<unsigned char>(text_[p - 1]))) --p;
+        break;
+    }
+    // Line and column of p; the scan from the last position keeps this linear over the file.
+    if (p < scanned_) {
+      scanned_ = 0;
+      line_ = col_ = 1;
+    }
+    for (; scanned_ < p; ++scanned_) {
+      if (text_[scanned_] == '\n') {
+        ++line_;
+        col_ = 1;
+      } else if ((static_cast<unsigned char>(text_[scanned_]) & 0xC0) != 0x80) {
+        ++col_;
+      }
+    }
+    return {line_, col_};
+  }
+
+  std::string_view text_;
+  const std::size_t* pos_;
+  std::vector<Frame> stack_;
+  mutable std::size_t scanned_ = 0;
+  mutable int line_ = 1, col_ = 1;
+};
+
 // Reads one machine file, keeping the origin for error messages. Every accessor takes the JSON
-// path of the value so that errors say exactly where the problem is.
+// path of the value so that errors say exactly where the problem is; with the positions of the
+// file's text they also give its line and column.
 class Reader {
  public:
-  explicit Reader(std::string_view origin) : origin_(origin) {}
+  explicit Reader(std::string_view origin, const Positions* positions = nullptr)
+      : origin_(origin), positions_(positions) {}
 
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    if (positions_) {
+      // The value itself, else the nearest enclosing one that the file has (a missing key is
+      // reported at its object, a generated CPU at "topology").
+      for (std::string p = path;;) {
+        auto it = positions_->find(p == "(top level)" ? "" : p);
+        if (it != positions_->end())
+          throw InputError(fmt::format("{}:{}:{}: {}: {}", origin_, it->second.first,
+                                       it->second.second, path, what));
+        if (p.empty() || p == "(top level)") break;
+        const std::size_t cut = p.find_last_of(".[");
+        p = cut == std::string::npos ? std::string() : p.substr(0, cut);
+      }
+    }
     throw InputError(fmt::format("{}: {}: {}", origin_, path, what));
   }
 
@@ -110,9 +265,14 @@ class Reader {
 
  private:
   std::string origin_;
+  const Positions* positions_;
 };
 
 constexpr int kMaxId = 1 << 20;
+// MAX_NUMNODES with the largest CONFIG_NODES_SHIFT (10) the kernel allows.
+constexpr int kMaxNodes = 1024;
+// A 4096-CPU machine in the explicit form is about 400 KB.
+constexpr std::size_t kMaxMachineFileBytes = 16u << 20;
 
 // Expands the compact topology description (see machine_file.h).
 std::vector<Cpu> expand_generator(const Reader& r, const json& t) {
@@ -366,14 +526,18 @@ std::string parse_error_text(const std::string& what) {
 
 }  // namespace
 
-void validate_machine(const Machine& m, std::string_view origin) {
-  Reader r(origin);
+namespace {
+
+void validate(const Machine& m, const Reader& r) {
   const size_t n = m.cpus.size();
   if (n == 0) r.fail("topology.cpus", "empty: a machine needs at least one CPU");
   if (n > static_cast<size_t>(Machine::kMaxCpus))
     r.fail("topology.cpus", fmt::format("{} CPUs; at most {} are supported", n, Machine::kMaxCpus));
   const int nodes = static_cast<int>(m.numa_distance.size());
   if (nodes == 0) r.fail("numa_distance.matrix", "empty: expected a node x node matrix");
+  if (nodes > kMaxNodes)
+    r.fail("numa_distance.matrix",
+           fmt::format("{} nodes; at most {} are supported (MAX_NUMNODES)", nodes, kMaxNodes));
 
   // First CPU seen for each core / cluster / llc id, to check that groups nest.
   std::map<int, int> core_first, cluster_first, llc_first;
@@ -472,6 +636,10 @@ void validate_machine(const Machine& m, std::string_view origin) {
     r.fail("kernel_build.hz", fmt::format("{} is outside 100..1000", m.build.hz));
 }
 
+}  // namespace
+
+void validate_machine(const Machine& m, std::string_view origin) { validate(m, Reader(origin)); }
+
 void normalize_ids(Machine& m) {
   std::map<int, int> core, cluster, llc, package;
   auto renumber = [](std::map<int, int>& map, int& id) {
@@ -487,8 +655,9 @@ void normalize_ids(Machine& m) {
   }
 }
 
-Machine from_json(const json& j, std::string_view origin) {
-  Reader r(origin);
+namespace {
+
+Machine read_machine(const json& j, const Reader& r) {
   r.expect_object(j, "");
   if (!j.contains("version"))
     r.fail("version", fmt::format("missing (expected {})", Machine::kFormatVersion));
@@ -525,8 +694,10 @@ Machine from_json(const json& j, std::string_view origin) {
     const json& mat = nd["matrix"];
     if (!mat.is_array() || mat.empty())
       r.fail("numa_distance.matrix", "expected a non-empty array of rows");
-    if (mat.size() > static_cast<size_t>(Machine::kMaxCpus))
-      r.fail("numa_distance.matrix", fmt::format("{} nodes is too many", mat.size()));
+    if (mat.size() > static_cast<size_t>(kMaxNodes))
+      r.fail(
+          "numa_distance.matrix",
+          fmt::format("{} nodes; at most {} are supported (MAX_NUMNODES)", mat.size(), kMaxNodes));
     for (size_t a = 0; a < mat.size(); ++a) {
       const std::string row = Reader::index("numa_distance.matrix", a);
       if (!mat[a].is_array()) r.fail(row, "expected an array of distances");
@@ -594,12 +765,21 @@ Machine from_json(const json& j, std::string_view origin) {
   m.build.nohz_idle = r.boolean(kb["nohz_idle"], "kernel_build.nohz_idle");
   m.build.source = r.optional_source(kb, "kernel_build");
 
-  validate_machine(m, origin);
+  validate(m, r);
   normalize_ids(m);
   return m;
 }
 
+}  // namespace
+
+Machine from_json(const json& j, std::string_view origin) {
+  return read_machine(j, Reader(origin));
+}
+
 Machine parse_machine(std::string_view text, std::string_view origin) {
+  if (text.size() > kMaxMachineFileBytes)
+    throw InputError(fmt::format("{}: {} bytes; a machine file may have at most {} bytes", origin,
+                                 text.size(), kMaxMachineFileBytes));
   json j;
   try {
     j = json::parse(text.begin(), text.end());
@@ -617,7 +797,12 @@ Machine parse_machine(std::string_view text, std::string_view origin) {
     }
     throw InputError(fmt::format("{}:{}:{}: {}", origin, line, col, parse_error_text(e.what())));
   }
-  return from_json(j, origin);
+  // A second, SAX pass over the (valid) text finds where each value is, for the errors.
+  std::size_t pos = 0;
+  PositionIndex index(text, &pos);
+  json::sax_parse(CountingIter{text.data(), &pos}, CountingIter{text.data() + text.size(), &pos},
+                  &index);
+  return read_machine(j, Reader(origin, &index.positions));
 }
 
 nlohmann::json to_json(const Machine& m) { return build_json<nlohmann::json>(m); }
@@ -637,7 +822,7 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
-Machine load_machine(std::string_view name_or_path) {
+Machine load_machine(std::string_view name_or_path, std::string_view option) {
   if (name_or_path == "host") return capture_sysfs("");
   for (const auto& [stem, text] : embedded_presets())
     if (stem == name_or_path) return parse_machine(text, fmt::format("presets/{}.json", stem));
@@ -648,12 +833,16 @@ Machine load_machine(std::string_view name_or_path) {
       name_or_path.find('/') != std::string_view::npos || path.extension() == ".json";
   if (!std::filesystem::is_regular_file(path, ec)) {
     if (!looks_like_path && !std::filesystem::exists(path, ec))
-      throw InputError(fmt::format("unknown machine '{}': not a preset ({}) nor a machine file",
-                                   name_or_path, join(preset_names(), ", ")));
+      throw InputError(fmt::format("{}{}unknown machine '{}': not a preset ({}) nor a machine file",
+                                   option, option.empty() ? "" : ": ", name_or_path,
+                                   join(preset_names(), ", ")));
     throw InputError(
         fmt::format("{}: cannot read machine file ({})", name_or_path,
                     std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   }
+  if (std::filesystem::file_size(path, ec) > kMaxMachineFileBytes && !ec)
+    throw InputError(fmt::format("{}: larger than {} bytes, the limit for a machine file",
+                                 name_or_path, kMaxMachineFileBytes));
   std::ifstream in(path, std::ios::binary);
   std::ostringstream buf;
   buf << in.rdbuf();

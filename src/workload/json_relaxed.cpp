@@ -2,10 +2,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/error.h"
 
@@ -37,6 +41,7 @@ namespace {
 struct Cleaned {
   std::string text;
   std::vector<std::pair<std::size_t, std::size_t>> inserts;  // (position in output, length)
+  std::size_t open_comment = std::string::npos;  // where a "/*" without "*/" starts (output)
 };
 
 Cleaned clean(std::string_view in) {
@@ -84,6 +89,9 @@ Cleaned clean(std::string_view in) {
     }
     if (c == '/' && i + 1 < in.size() && (in[i + 1] == '/' || in[i + 1] == '*')) {
       size_t end = in[i + 1] == '/' ? in.find('\n', i) : in.find("*/", i + 2);
+      if (end == std::string_view::npos && in[i + 1] == '*' &&
+          out.open_comment == std::string::npos)
+        out.open_comment = s.size();
       end = end == std::string_view::npos ? in.size() : (in[i + 1] == '/' ? end : end + 2);
       for (size_t k = i; k < end; ++k) s += in[k] == '\n' ? '\n' : ' ';
       i = end;
@@ -91,7 +99,12 @@ Cleaned clean(std::string_view in) {
     }
     if (c == ',') {
       size_t k = next_significant(i + 1);
-      if (k < in.size() && (in[k] == '}' || in[k] == ']')) {
+      // A trailing comma follows a value: in "[1,,]" or "{," the comma is an error to report.
+      size_t b = s.size();
+      while (b > 0 && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\n' || s[b - 1] == '\r'))
+        --b;
+      const bool after_value = b > 0 && s[b - 1] != ',' && s[b - 1] != '{' && s[b - 1] != '[';
+      if (after_value && k < in.size() && (in[k] == '}' || in[k] == ']')) {
         s += ' ';
         ++i;
         continue;
@@ -136,8 +149,20 @@ struct CountingIter {
 
 class Builder : public nlohmann::json_sax<nlohmann::json> {
  public:
-  Builder(const Cleaned& c, std::string_view original, std::string_view origin, const std::size_t* pos)
-      : c_(c), orig_(original), origin_(origin), pos_(pos) {}
+  Builder(const Cleaned& c, std::string_view original, std::string_view origin,
+          const std::size_t* pos)
+      : c_(c), orig_(original), origin_(origin), pos_(pos) {
+    for (std::size_t k = 0; k < orig_.size(); ++k) {
+      if (k % kBlock == 0) block_cont_.push_back(cont_);
+      if (orig_[k] == '\n') newlines_.push_back(k);
+      if ((static_cast<unsigned char>(orig_[k]) & 0xC0) == 0x80) ++cont_;
+    }
+    std::size_t sum = 0;
+    for (const auto& [at, len] : c_.inserts) {
+      inserted_before_.push_back(sum);
+      sum += len;
+    }
+  }
 
   JNode root;
   std::string error;
@@ -181,7 +206,7 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
   }
   bool key(string_t& k) override {
     pending_key_ = k;
-    position(key_line_, key_col_);
+    position(JNode::Kind::String, key_line_, key_col_);
     return true;
   }
   bool end_object() override { return close(); }
@@ -203,47 +228,76 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     return false;
   }
 
-  // Line and column in the original text of a position in the cleaned text.
+  // Line and column in the original text of a position in the cleaned text (columns count
+  // characters, not UTF-8 bytes). O(log n): an error or a value position on a large file must
+  // not rescan the text from its start.
   void locate(std::size_t cleaned_pos, int& line, int& col) const {
+    // Take away the text clean() inserted before cleaned_pos (all of it but maybe the last).
     std::size_t p = cleaned_pos;
-    for (auto [at, len] : c_.inserts)
-      if (at < cleaned_pos) p -= std::min(len, cleaned_pos - at);
-    p = std::min(p, orig_.size());
-    line = 1;
-    col = 1;
-    for (std::size_t k = 0; k < p; ++k) {
-      if (orig_[k] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
+    auto ins = std::lower_bound(c_.inserts.begin(), c_.inserts.end(), cleaned_pos,
+                                [](const auto& e, std::size_t at) { return e.first < at; });
+    if (ins != c_.inserts.begin()) {
+      const std::size_t k = static_cast<std::size_t>(ins - c_.inserts.begin()) - 1;
+      p -= inserted_before_[k] + std::min(c_.inserts[k].second, cleaned_pos - c_.inserts[k].first);
     }
+    p = std::min(p, orig_.size());
+    auto it = std::upper_bound(newlines_.begin(), newlines_.end(), p);
+    line = static_cast<int>(it - newlines_.begin()) + 1;
+    const std::size_t start = it == newlines_.begin() ? 0 : *(it - 1) + 1;
+    col = static_cast<int>((p - start) - (continuation_bytes(p) - continuation_bytes(start))) + 1;
   }
 
  private:
-  void position(int& line, int& col) const {
-    // The lexer has read one character past the token: step back to the token's last one.
-    std::size_t p = *pos_ > 1 ? *pos_ - 2 : 0;
-    // Walk back over the token to its start.
+  // Where the token the parser has just handed over starts. *pos_ counts the characters the
+  // lexer has consumed: a string or key ends at its closing quote, a literal at its last
+  // letter, a bracket is the last character, and a number is followed by one character of
+  // look-ahead (none at the end of the text).
+  void position(JNode::Kind token, int& line, int& col) const {
     const std::string& t = c_.text;
-    if (p < t.size() && t[p] == '"') {
-      std::size_t q = p;
-      while (q > 0) {
-        --q;
-        if (t[q] == '"' && (q == 0 || t[q - 1] != '\\')) break;
-      }
-      p = q;
-    } else {
-      while (p > 0 && (std::isalnum(static_cast<unsigned char>(t[p - 1])) || t[p - 1] == '.' ||
-                       t[p - 1] == '-' || t[p - 1] == '+'))
-        --p;
+    const std::size_t end = std::min(*pos_, t.size());  // one past the last character read
+    std::size_t p = end == 0 ? 0 : end - 1;
+    auto is_num = [](char ch) {
+      return (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '+' || ch == 'e' ||
+             ch == 'E';
+    };
+    switch (token) {
+      case JNode::Kind::Object:
+      case JNode::Kind::Array:
+        break;
+      case JNode::Kind::String:  // back from the closing quote to the opening one
+        while (p > 0) {
+          --p;
+          std::size_t backslashes = 0;
+          while (backslashes < p && t[p - 1 - backslashes] == '\\') ++backslashes;
+          if (t[p] == '"' && backslashes % 2 == 0) break;
+        }
+        break;
+      case JNode::Kind::Int:
+      case JNode::Kind::Float:
+        p = end;
+        if (p > 0 && !is_num(t[p - 1])) --p;
+        while (p > 0 && is_num(t[p - 1])) --p;
+        break;
+      default:  // true, false, null
+        p = end;
+        while (p > 0 && std::isalpha(static_cast<unsigned char>(t[p - 1]))) --p;
+        break;
     }
     locate(p, line, col);
   }
+  // Every value costs a JNode (about 150 bytes): bound their number, not only the file size.
+  bool count_value(JNode::Kind kind) {
+    if (++values_ <= kMaxJsonValues) return true;
+    int line, col;
+    position(kind, line, col);
+    error = fmt::format("{}:{}:{}: more than {} JSON values in the file", origin_, line, col,
+                        kMaxJsonValues);
+    return false;
+  }
   bool add(JNode n) {
+    if (!count_value(n.kind)) return false;
     if (stack_.empty()) {
-      position(n.line, n.col);
+      position(n.kind, n.line, n.col);
       root = std::move(n);
       return true;
     }
@@ -253,21 +307,22 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
       n.col = key_col_;
       parent.members.emplace_back(std::move(pending_key_), std::move(n));
     } else {
-      position(n.line, n.col);
+      position(n.kind, n.line, n.col);
       parent.items.push_back(std::move(n));
     }
     return true;
   }
   bool open(JNode n) {
+    if (!count_value(n.kind)) return false;
     if (static_cast<int>(stack_.size()) >= kMaxJsonDepth) {
       int line, col;
-      locate(*pos_, line, col);
+      position(n.kind, line, col);
       error = fmt::format("{}:{}:{}: nesting deeper than {} levels", origin_, line, col, kMaxJsonDepth);
       return false;
     }
     JNode* where;
     if (stack_.empty()) {
-      position(n.line, n.col);
+      position(n.kind, n.line, n.col);
       root = std::move(n);
       where = &root;
     } else {
@@ -278,7 +333,7 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
         parent.members.emplace_back(std::move(pending_key_), std::move(n));
         where = &parent.members.back().second;
       } else {
-        position(n.line, n.col);
+        position(n.kind, n.line, n.col);
         parent.items.push_back(std::move(n));
         where = &parent.items.back();
       }
@@ -291,11 +346,26 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
 
+  // UTF-8 continuation bytes in orig_[0, p): counted per block, then within the block.
+  std::size_t continuation_bytes(std::size_t p) const {
+    if (p >= orig_.size()) return cont_;
+    std::size_t n = block_cont_[p / kBlock];
+    for (std::size_t k = p / kBlock * kBlock; k < p; ++k)
+      n += (static_cast<unsigned char>(orig_[k]) & 0xC0) == 0x80;
+    return n;
+  }
+
+  static constexpr std::size_t kBlock = 256;
   const Cleaned& c_;
   std::string_view orig_;
+  std::vector<std::size_t> newlines_;         // offsets of '\n' in orig_
+  std::vector<std::size_t> block_cont_;       // continuation bytes before each kBlock-byte block
+  std::size_t cont_ = 0;                      // in all of orig_
+  std::vector<std::size_t> inserted_before_;  // total length of c_.inserts[0, k)
   std::string_view origin_;
   const std::size_t* pos_;
   std::vector<JNode*> stack_;
+  std::size_t values_ = 0;
   std::string pending_key_;
   int key_line_ = 0, key_col_ = 0;
 };
@@ -304,10 +374,17 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
 
 JNode parse_relaxed_json(std::string_view text, std::string_view origin) {
   if (text.size() > kMaxJsonBytes)
-    throw InputError(fmt::format("{}: file larger than {} bytes", origin, kMaxJsonBytes));
+    throw InputError(fmt::format("{}: file larger than {} bytes (the limit for JSON input)", origin,
+                                 kMaxJsonBytes));
   Cleaned c = clean(text);
   std::size_t pos = 0;
   Builder b(c, text, origin, &pos);
+  if (c.open_comment != std::string::npos) {
+    int line, col;
+    b.locate(c.open_comment, line, col);
+    throw InputError(
+        fmt::format("{}:{}:{}: comment not closed; expected \"*/\"", origin, line, col));
+  }
   CountingIter first{c.text.data(), &pos};
   CountingIter last{c.text.data() + c.text.size(), &pos};
   bool ok = nlohmann::json::sax_parse(first, last, &b, nlohmann::json::input_format_t::json, true);
@@ -316,11 +393,17 @@ JNode parse_relaxed_json(std::string_view text, std::string_view origin) {
 }
 
 JNode read_relaxed_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory; expected a JSON file", path));
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(fmt::format("{}: cannot open file", path));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  std::string text = ss.str();
+  if (!f) throw InputError(fmt::format("{}: cannot open file ({})", path, std::strerror(errno)));
+  // Stop reading past the limit: a huge file is refused without loading it.
+  std::string text;
+  char buf[1 << 16];
+  while (text.size() <= kMaxJsonBytes && (f.read(buf, sizeof buf) || f.gcount() > 0))
+    text.append(buf, static_cast<std::size_t>(f.gcount()));
+  if (f.bad()) throw InputError(fmt::format("{}: cannot read file", path));
   return parse_relaxed_json(text, path);
 }
 

@@ -29,8 +29,10 @@ struct JNode {
 
 inline constexpr std::size_t kMaxJsonBytes = 16u << 20;  // 16 MiB
 inline constexpr int kMaxJsonDepth = 64;
+inline constexpr std::size_t kMaxJsonValues = 1'000'000;  // numbers, strings, objects, ...
 
-// Throws InputError "ORIGIN:LINE:COL: ..." on malformed input.
+// Throws InputError "ORIGIN:LINE:COL: ..." on malformed input or beyond the limits above.
+// Columns count characters (UTF-8 sequences), not bytes.
 JNode parse_relaxed_json(std::string_view text, std::string_view origin);
 // Reads the file (InputError if unreadable or larger than kMaxJsonBytes) and parses it.
 JNode read_relaxed_json_file(const std::string& path);

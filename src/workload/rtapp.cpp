@@ -7,6 +7,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <unordered_map>
 
 #include "engine/error.h"
 
@@ -35,11 +36,16 @@ std::string get_str(const Config& c, const JNode& n, const std::string& key) {
   return n.s;
 }
 
-int intern(std::vector<std::string>& v, const std::string& name) {
-  auto it = std::find(v.begin(), v.end(), name);
-  if (it != v.end()) return static_cast<int>(it - v.begin());
-  v.push_back(name);
-  return static_cast<int>(v.size() - 1);
+// Name -> index of the global resources, so that a file with many names parses in linear time.
+struct Names {
+  std::unordered_map<std::string, int> mutexes, conds, barriers, timers;
+};
+
+int intern(std::vector<std::string>& v, std::unordered_map<std::string, int>& index,
+           const std::string& name) {
+  auto [it, fresh] = index.emplace(name, static_cast<int>(v.size()));
+  if (fresh) v.push_back(name);
+  return it->second;
 }
 
 bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
@@ -58,13 +64,21 @@ Policy parse_policy(const Config& c, const JNode& n) {
 std::vector<int> parse_cpus(const Config& c, const JNode& n, int nr_cpus) {
   std::vector<int> out;
   if (n.kind != JNode::Kind::Array) fail(c, n, "\"cpus\": expected an array of CPU numbers");
-  for (const JNode& x : n.items) out.push_back(static_cast<int>(get_int(c, x, "cpus", 0, nr_cpus - 1)));
+  for (const JNode& x : n.items) {
+    const auto cpu = static_cast<int>(get_int(c, x, "cpus", 0, INT32_MAX));
+    if (cpu >= nr_cpus)
+      fail(c, x,
+           fmt::format("\"cpus\": CPU {} does not exist on the machine (CPUs 0-{})", cpu,
+                       nr_cpus - 1));
+    out.push_back(cpu);
+  }
   if (out.empty()) fail(c, n, "\"cpus\": empty affinity");
   return out;
 }
 
 // One event key of a phase, matched by prefix as rt-app's parse_task_event_data does.
-bool parse_event(Config& c, TaskDesc& t, Phase& ph, const std::string& key, const JNode& v) {
+bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string& key,
+                 const JNode& v) {
   Event e{};
   if (starts_with(key, "runtime")) {
     e.type = EventType::Runtime;
@@ -96,40 +110,42 @@ bool parse_event(Config& c, TaskDesc& t, Phase& ph, const std::string& key, cons
     if (ref.empty()) fail(c, v, "\"timer\": missing \"ref\"");
     if (!has_period) fail(c, v, "\"timer\": missing \"period\"");
     e.unique_timer = starts_with(ref, "unique");
-    e.res = intern(c.timers, e.unique_timer ? t.name + "\x1f" + ref : ref);
+    e.res = intern(c.timers, nm.timers, e.unique_timer ? t.name + "\x1f" + ref : ref);
     t.has_timer = true;
   } else if (starts_with(key, "lock")) {
     e.type = EventType::Lock;
-    e.res = intern(c.mutexes, get_str(c, v, key));
+    e.res = intern(c.mutexes, nm.mutexes, get_str(c, v, key));
   } else if (starts_with(key, "unlock")) {
     e.type = EventType::Unlock;
-    e.res = intern(c.mutexes, get_str(c, v, key));
+    e.res = intern(c.mutexes, nm.mutexes, get_str(c, v, key));
   } else if (starts_with(key, "wait") || starts_with(key, "sync")) {
     e.type = starts_with(key, "wait") ? EventType::Wait : EventType::Sync;
     if (v.kind != JNode::Kind::Object) fail(c, v, fmt::format("\"{}\": expected {{\"ref\": cond, \"mutex\": m}}", key));
     for (const auto& [k, x] : v.members) {
-      if (k == "ref") e.res = intern(c.conds, get_str(c, x, "ref"));
-      else if (k == "mutex") e.res2 = intern(c.mutexes, get_str(c, x, "mutex"));
+      if (k == "ref")
+        e.res = intern(c.conds, nm.conds, get_str(c, x, "ref"));
+      else if (k == "mutex")
+        e.res2 = intern(c.mutexes, nm.mutexes, get_str(c, x, "mutex"));
       else fail(c, x, fmt::format("{}: unknown key \"{}\"", key, k));
     }
     if (e.res < 0 || e.res2 < 0) fail(c, v, fmt::format("\"{}\": needs \"ref\" and \"mutex\"", key));
   } else if (starts_with(key, "signal")) {
     e.type = EventType::Signal;
-    e.res = intern(c.conds, get_str(c, v, key));
+    e.res = intern(c.conds, nm.conds, get_str(c, v, key));
   } else if (starts_with(key, "broad")) {
     e.type = EventType::Broad;
-    e.res = intern(c.conds, get_str(c, v, key));
+    e.res = intern(c.conds, nm.conds, get_str(c, v, key));
   } else if (starts_with(key, "barrier")) {
     e.type = EventType::Barrier;
-    e.res = intern(c.barriers, get_str(c, v, key));
+    e.res = intern(c.barriers, nm.barriers, get_str(c, v, key));
     if (static_cast<int>(c.barrier_users.size()) <= e.res) c.barrier_users.resize(static_cast<size_t>(e.res) + 1, 0);
     c.barrier_users[static_cast<size_t>(e.res)] += t.instance;
   } else if (starts_with(key, "suspend")) {
     e.type = EventType::Suspend;
-    e.res = intern(c.conds, "\x1fsuspend:" + t.name);
+    e.res = intern(c.conds, nm.conds, "\x1fsuspend:" + t.name);
   } else if (starts_with(key, "resume")) {
     e.type = EventType::Resume;
-    e.res = intern(c.conds, "\x1fsuspend:" + get_str(c, v, key));
+    e.res = intern(c.conds, nm.conds, "\x1fsuspend:" + get_str(c, v, key));
   } else if (starts_with(key, "yield")) {
     e.type = EventType::Yield;
   } else if (starts_with(key, "mem") || starts_with(key, "iorun") || starts_with(key, "fork") ||
@@ -142,7 +158,8 @@ bool parse_event(Config& c, TaskDesc& t, Phase& ph, const std::string& key, cons
   return true;
 }
 
-void parse_phase_body(Config& c, TaskDesc& t, Phase& ph, const JNode& obj, bool task_level, int nr_cpus) {
+void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode& obj,
+                      bool task_level, int nr_cpus) {
   for (const auto& [key, v] : obj.members) {
     if (task_level) {
       if (key == "instance" || key == "loop" || key == "delay" || key == "policy" || key == "priority" ||
@@ -167,14 +184,15 @@ void parse_phase_body(Config& c, TaskDesc& t, Phase& ph, const JNode& obj, bool 
           key == "taskgroup")
         continue;
     }
-    if (!parse_event(c, t, ph, key, v))
+    if (!parse_event(c, nm, t, ph, key, v))
       fail(c, v, fmt::format("unknown key \"{}\" in {} (expected an event: run, runtime, sleep, timer, lock, "
                              "unlock, wait, signal, broad, sync, barrier, suspend, resume, yield)",
                              key, task_level ? "task " + t.name : "phase " + ph.name));
   }
 }
 
-TaskDesc parse_task(Config& c, const std::string& name, const JNode& obj, Policy default_policy, int nr_cpus) {
+TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& obj,
+                    Policy default_policy, int nr_cpus) {
   TaskDesc t;
   t.name = name;
   t.policy = default_policy;
@@ -204,17 +222,20 @@ TaskDesc parse_task(Config& c, const std::string& name, const JNode& obj, Policy
       if (pv.kind != JNode::Kind::Object) fail(c, pv, fmt::format("phase \"{}\": expected an object", pname));
       Phase ph;
       ph.name = pname;
-      parse_phase_body(c, t, ph, pv, false, nr_cpus);
+      parse_phase_body(c, nm, t, ph, pv, false, nr_cpus);
+      // As rt-app's parse_task_phase_data: a phase must have events.
+      if (ph.events.empty())
+        fail(c, pv, fmt::format("phase \"{}\" of task \"{}\" has no event", pname, name));
       t.phases.push_back(std::move(ph));
     }
     // Task-level events next to "phases" are not allowed by rt-app either.
     Phase dummy;
-    parse_phase_body(c, t, dummy, obj, true, nr_cpus);
+    parse_phase_body(c, nm, t, dummy, obj, true, nr_cpus);
     if (!dummy.events.empty()) fail(c, obj, fmt::format("task \"{}\": events beside \"phases\"", name));
   } else {
     Phase ph;
     ph.name = "phase0";
-    parse_phase_body(c, t, ph, obj, true, nr_cpus);
+    parse_phase_body(c, nm, t, ph, obj, true, nr_cpus);
     // Without phases a task-level loop is the phase's loop and the thread runs it once.
     if (has_loop) {
       ph.loop = t.loop;
@@ -234,6 +255,7 @@ TaskDesc parse_task(Config& c, const std::string& name, const JNode& obj, Policy
 
 Config parse(const JNode& root, const std::string& path, int nr_cpus) {
   Config c;
+  Names nm;
   c.path = path;
   if (root.kind != JNode::Kind::Object) fail(c, root, "expected an object with \"tasks\" and \"global\"");
   const JNode* tasks = nullptr;
@@ -248,9 +270,22 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
           c.duration_s = get_int(c, x, g, -1, kMaxDurationS);
           if (c.duration_s == 0) fail(c, x, "\"duration\": must be positive, or -1 for no limit");
         } else if (g == "calibration") {
-          if (x.is_number()) c.pload_ns = get_int(c, x, g, 1, 1'000'000'000);
-          else if (x.kind != JNode::Kind::String || !starts_with(x.s, "CPU"))
-            fail(c, x, "\"calibration\": expected \"CPUn\" or ns per loop");
+          if (x.is_number()) {
+            c.pload_ns = get_int(c, x, g, 1, 1'000'000'000);
+          } else {
+            // "CPUn": rt-app calibrates on CPU n, which must exist.
+            int cpu = -1;
+            if (x.kind == JNode::Kind::String && starts_with(x.s, "CPU") && x.s.size() > 3 &&
+                x.s.size() < 10 && std::all_of(x.s.begin() + 3, x.s.end(), [](char ch) {
+                  return ch >= '0' && ch <= '9';
+                }))
+              cpu = std::stoi(x.s.substr(3));
+            if (cpu < 0) fail(c, x, "\"calibration\": expected \"CPUn\" or ns per loop");
+            if (cpu >= nr_cpus)
+              fail(c, x,
+                   fmt::format("\"calibration\": CPU{} does not exist (the machine has CPUs 0-{})",
+                               cpu, nr_cpus - 1));
+          }
         } else if (g == "default_policy") default_policy = parse_policy(c, x);
         else if (g == "logdir") c.logdir = get_str(c, x, g);
         else if (g == "log_basename") c.log_basename = get_str(c, x, g);
@@ -274,6 +309,7 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
   }
   if (!tasks) fail(c, root, "missing \"tasks\"");
   if (tasks->kind != JNode::Kind::Object) fail(c, *tasks, "\"tasks\": expected an object");
+  if (tasks->members.empty()) fail(c, *tasks, "\"tasks\" is empty; expected at least one task");
   for (const auto& [name, v] : tasks->members) {
     // The pre-2014 grammar: "exec", "period", "resources" with "access".
     if (v.kind == JNode::Kind::Object)
@@ -282,7 +318,7 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
           fail(c, x, fmt::format("task \"{}\": \"{}\" belongs to the legacy pre-2014 rt-app grammar; expected "
                                  "events such as \"run\" and \"timer\"",
                                  name, k));
-    c.tasks.push_back(parse_task(c, name, v, default_policy, nr_cpus));
+    c.tasks.push_back(parse_task(c, nm, name, v, default_policy, nr_cpus));
     c.nr_threads += c.tasks.back().instance;
     if (c.nr_threads > kMaxThreads)
       fail(c, v, fmt::format("more than {} threads in the task set", kMaxThreads));
@@ -331,7 +367,7 @@ struct Runner::Impl {
     TaskId id = kernel::kNoTask;
     std::vector<int> affinity;  // as last applied; empty = all CPUs
     Time t_first = 0;
-    std::vector<TimerState> timers;  // by Config::timers index (unique ones are per thread)
+    std::map<int, TimerState> timers;  // this thread's unique timers, by Config::timers index
     // position
     int thread_loop = 0;
     size_t phase = 0;
@@ -339,8 +375,21 @@ struct Runner::Impl {
     size_t ev = 0;
     bool started = false;
     // what the last step was
-    enum class Wait { None, Run, Timer, Sleep, Lock, CondWait, CondRelock, Barrier, Suspend, Yield } waiting =
-        Wait::None;
+    enum class Wait {
+      None,
+      Run,
+      Timer,
+      Sleep,
+      Lock,
+      CondWait,
+      CondRelock,
+      Barrier,
+      Suspend,
+      Yield,
+      Overhead,
+      Delay
+    } waiting = Wait::None;
+    bool took_time = false;  // the current iteration ran or blocked
     Time step_start = 0;
     Time timer_target = 0;
     // the current iteration's figures
@@ -359,6 +408,7 @@ struct Runner::Impl {
     t.it_start = now;
     t.perf = t.run_ns = t.slack = t.wu_lat_ns = t.c_duration = t.c_period = 0;
     t.missed = false;
+    t.took_time = false;
     // A phase's cpus apply for that phase; otherwise the task-level value is re-applied.
     const Phase& ph = t.d->phases[t.phase];
     const std::vector<int>& want = ph.cpus ? *ph.cpus : t.d->cpus;
@@ -371,6 +421,11 @@ struct Runner::Impl {
   static std::uint64_t to_us(Time ns) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) / 1000.0)); }
 
   void end_iteration(Thread& t, Time now) {
+    if (++total_rows > kMaxLogRows)
+      throw InputError(fmt::format(
+          "{}: more than {} log rows (loop iterations of all threads) in the run; expected a "
+          "shorter \"duration\" (or --duration), fewer threads or longer iterations",
+          cfg.path, kMaxLogRows));
     LogRow r;
     r.idx = t.idx;
     r.perf = static_cast<std::uint64_t>(t.perf);
@@ -420,14 +475,19 @@ struct Runner::Impl {
     if (!t.started) {
       t.started = true;
       t.t_first = t_zero + t.d->delay_us * kNsPerUs;
-      begin_iteration(t, now);
+      // rt-app's thread_body sleeps the delay before its loop: the first row starts after it.
       if (t.d->delay_us > 0) {
-        t.waiting = Thread::Wait::Sleep;
+        t.waiting = Thread::Wait::Delay;
         k.arm_timer(self, t.t_first);
         return Step::block();
       }
+      begin_iteration(t, now);
+    } else if (t.waiting == Thread::Wait::Delay) {
+      t.waiting = Thread::Wait::None;
+      begin_iteration(t, now);
     }
-    // Completion of what the thread was doing.
+    // Completion of what the thread was doing. Anything but a yield ran or blocked.
+    if (t.waiting != Thread::Wait::None && t.waiting != Thread::Wait::Yield) t.took_time = true;
     switch (t.waiting) {
       case Thread::Wait::Run:
         t.run_ns += now - t.step_start;
@@ -454,18 +514,27 @@ struct Runner::Impl {
     for (;;) {
       const Phase& ph = t.d->phases[t.phase];
       if (t.ev >= ph.events.size()) {
+        if (!t.took_time) {
+          // Nothing in the iteration ran or blocked (e.g. only signal, unlock or run 0): rt-app
+          // still spends CPU going round its loop. Charge that, so that simulated time moves on.
+          t.took_time = true;
+          t.waiting = Thread::Wait::Overhead;
+          return Step::run(kEmptyIterationNs);
+        }
         if (!advance_iteration(t, now)) return Step::exit();
         continue;
       }
       const Event& e = ph.events[t.ev++];
       switch (e.type) {
         case EventType::Run:
+          if (e.us == 0) break;  // nothing to do, as rt-app's run 0
           t.c_duration += e.us < 0 ? 0 : e.us;
           t.perf += e.us < 0 ? 0 : e.us * 1000 / cfg.pload_ns / 1000;
           t.waiting = Thread::Wait::Run;
           t.step_start = now;
           return Step::run(e.us < 0 ? kTimeNever / 4 : e.us * kNsPerUs);
         case EventType::Runtime:
+          if (e.us == 0) break;
           t.c_duration += e.us;
           t.waiting = Thread::Wait::Run;
           t.step_start = now;
@@ -475,8 +544,8 @@ struct Runner::Impl {
           k.arm_timer(self, now + e.us * kNsPerUs);
           return Step::block();
         case EventType::Timer: {
-          TimerState& ts = t.timers[static_cast<size_t>(e.res)];
-          TimerState& shared = e.unique_timer ? ts : rt_timers[static_cast<size_t>(e.res)];
+          TimerState& shared =
+              e.unique_timer ? t.timers[e.res] : rt_timers[static_cast<size_t>(e.res)];
           t.c_period += e.us;
           if (!shared.init) {
             shared.init = true;
@@ -566,6 +635,7 @@ struct Runner::Impl {
   }
 
   std::vector<TimerState> rt_timers;
+  std::int64_t total_rows = 0;
 };
 
 Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Impl>(cfg, k)) {
@@ -583,7 +653,6 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Im
       th->rt = &r;
       th->d = &d;
       th->idx = idx;
-      th->timers.resize(cfg.timers.size());
       th->affinity = d.cpus;
       kernel::TaskAttr attr;
       attr.name = fmt::format("{}-{}", d.name, idx);
@@ -620,12 +689,22 @@ std::string format_row(const LogRow& r) {
 }
 
 void Runner::write_logs(const std::string& dir) const {
+  std::vector<std::string> written;
   for (const auto& th : impl_->threads) {
     std::string path = fmt::format("{}/{}-{}-{}.log", dir, impl_->cfg.log_basename, th->d->name, th->idx);
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(fmt::format("{}: cannot write log file", path));
-    f << log_header();
-    for (const LogRow& r : th->rows) f << format_row(r);
+    if (f) {
+      written.push_back(path);
+      f << log_header();
+      for (const LogRow& r : th->rows) f << format_row(r);
+      f.flush();
+    }
+    if (!f) {
+      // Nothing half-written: take back the logs of this run.
+      std::error_code ec;
+      for (const std::string& w : written) std::filesystem::remove(w, ec);
+      throw InputError(fmt::format("{}: cannot write log file", path));
+    }
   }
 }
 

@@ -4,7 +4,10 @@
 // per-thread log files with rt-app's 11 columns.
 //
 // Limits (a clear error beyond them): at most kMaxThreads threads, duration at most
-// kMaxDurationS seconds, run/sleep/timer values at most kMaxEventUs µs.
+// kMaxDurationS seconds, run/sleep/timer values at most kMaxEventUs µs, at most kMaxLogRows
+// log rows in a run (rows are kept in memory until the logs are written). An iteration whose
+// events neither run nor block (only signal, unlock, run 0, ...) costs kEmptyIterationNs of
+// CPU, as rt-app's own loop does, so that such a thread cannot stop simulated time.
 // Not modelled (refused with "not modelled yet"): SCHED_FIFO, SCHED_RR, SCHED_DEADLINE,
 // mem, iorun, memrun, fork, sem_post/sem_wait, cpus of a phase that differ per phase
 // are applied, nodes_membind and util_min/max are accepted and ignored.
@@ -25,6 +28,9 @@ namespace schedtwin::workload::rtapp {
 inline constexpr int kMaxThreads = 100000;
 inline constexpr std::int64_t kMaxDurationS = 3600;
 inline constexpr std::int64_t kMaxEventUs = 1'000'000'000;
+inline constexpr std::int64_t kMaxLogRows =
+    4'000'000;  // 88 bytes each, kept until the logs are written
+inline constexpr Time kEmptyIterationNs = 1000;
 // The simulated calibration: ns per busy loop of rt-app's waste_cpu_cycles at capacity
 // 1024 (a fixed rate stated here; it only scales the `perf` column).
 inline constexpr std::int64_t kSimulatedPLoadNs = 100;

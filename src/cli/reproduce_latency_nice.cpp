@@ -1,0 +1,81 @@
+// reproduce latency-nice (seed-series.md §2; subhra mazumdar, "Task latency-nice", RFC,
+// Aug 2019): uperf ping-pong with 8 KiB messages on the 2 x 22-core SMT2 Xeon
+// (xeon-2s-88), throughput for 8..128 threads, kernel v5.3 against the RFC with
+// latency-nice 5, with and without SIS_CORE.
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "cli/pingpong_cmd.h"
+#include "cli/reproduce.h"
+#include "metrics/compare_stats.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+struct Published {
+  int threads;
+  double base, ln, ln_nocore;  // Gb/s
+};
+constexpr Published kPublished[] = {{8, 64.66, 64.38, 64.79},     {16, 123.34, 122.88, 125.87},
+                                    {32, 215.18, 215.55, 247.77}, {48, 278.56, 321.6, 321.2},
+                                    {64, 259.99, 319.45, 333.95}, {128, 431.1, 437.69, 431.09}};
+
+std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
+
+}  // namespace
+
+nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
+  const double duration_s = full ? 1.0 : 0.05;
+  if (!full) runs = std::min(runs, 3);
+  const char* features[3] = {"", "latency-nice", "latency-nice,NO_SIS_CORE"};
+  text += fmt::format(
+      "\nlatency-nice (subhra mazumdar, 2019; RFC): uperf ping-pong 8k on xeon-2s-88, kernel v5.3,\n"
+      "throughput in Gb/s, mean over seeds 1-{}, {} s per run{} (published in brackets).\n\n",
+      runs, duration_s, full ? "" : " (quick scale; --full runs 1 s)");
+  text += fmt::format("{:>7} {:>18} {:>26} {:>26}\n", "threads", "v5.3", "latency-nice 5, SIS_CORE",
+                      "latency-nice 5, NO_SIS_CORE");
+  nlohmann::json j;
+  bool mid_gain = false, ends_flat = true;
+  for (const Published& pub : kPublished) {
+    double mean[3];
+    for (int c = 0; c < 3; ++c) {
+      std::vector<double> v;
+      for (int seed = 1; seed <= runs; ++seed) {
+        CommonOptions o;
+        o.machine = "xeon-2s-88";
+        o.kernel = "v5.3";
+        o.features = features[c];
+        o.seed = static_cast<std::uint64_t>(seed);
+        workload::PingpongParams p;
+        p.connections = pub.threads;
+        p.msg_bytes = 8192;
+        p.duration = static_cast<Time>(duration_s * 1e9);
+        v.push_back(run_pingpong_command(o, p).json["throughput_gbps"].get<double>());
+      }
+      mean[c] = metrics::sample_stats(v).mean;
+    }
+    double g1 = 100.0 * (mean[1] - mean[0]) / mean[0], g2 = 100.0 * (mean[2] - mean[0]) / mean[0];
+    double p1 = 100.0 * (pub.ln - pub.base) / pub.base, p2 = 100.0 * (pub.ln_nocore - pub.base) / pub.base;
+    text += fmt::format("{:>7} {:>8.1f} [{:>6.1f}] {:>8.1f} {:+6.1f}% [{:+6.1f}%] {:>8.1f} {:+6.1f}% [{:+6.1f}%]\n",
+                        pub.threads, mean[0], pub.base, mean[1], g1, p1, mean[2], g2, p2);
+    if (pub.threads >= 32 && pub.threads <= 64 && (g1 >= 5 || g2 >= 5)) mid_gain = true;
+    if ((pub.threads == 8 || pub.threads == 128) && (std::abs(g1) > 3 || std::abs(g2) > 3)) ends_flat = false;
+    j[std::to_string(pub.threads)] = {{"v5.3_gbps", mean[0]},
+                                      {"latency_nice_gbps", mean[1]},
+                                      {"latency_nice_no_sis_core_gbps", mean[2]},
+                                      {"gain_pct", g1},
+                                      {"gain_no_sis_core_pct", g2},
+                                      {"published_gain_pct", p1},
+                                      {"published_gain_no_sis_core_pct", p2}};
+  }
+  text += "\ndirections:\n";
+  text += fmt::format("  a gain of 5 % or more somewhere in 32-64 threads [+15 .. +28 %]  {}\n", verdict(mid_gain));
+  text += fmt::format("  within 3 % at 8 and 128 threads [-0.4 .. +1.5 %]  {}\n", verdict(ends_flat));
+  j["mid_gain"] = mid_gain;
+  j["ends_flat"] = ends_flat;
+  return j;
+}
+
+}  // namespace schedtwin::cli

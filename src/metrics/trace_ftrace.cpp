@@ -1,0 +1,163 @@
+#include "metrics/trace_ftrace.h"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace schedtwin::metrics {
+
+std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu) {
+  if (t == kernel::kNoTask) return "swapper/" + std::to_string(cpu);
+  const std::string& name = k.task_attr(t).name;
+  return name.size() > 15 ? name.substr(0, 15) : name;
+}
+
+const std::string& TraceComms::of(kernel::TaskId t, int cpu) {
+  std::deque<std::string>& v = t == kernel::kNoTask ? idle_ : tasks_;
+  const auto i = static_cast<std::size_t>(t == kernel::kNoTask ? cpu : t);
+  if (i >= v.size()) v.resize(i + 1);
+  if (v[i].empty()) v[i] = trace_comm(k_, t, cpu);
+  return v[i];
+}
+
+int trace_prio(const kernel::Kernel& k, kernel::TaskId t) {
+  return t == kernel::kNoTask ? 120 : 120 + k.task_attr(t).nice;
+}
+
+std::int64_t trace_prev_state(kernel::SwitchState s) {
+  switch (s) {
+    case kernel::SwitchState::Running:
+      return 0;
+    case kernel::SwitchState::Interruptible:
+      return 0x01;  // TASK_INTERRUPTIBLE
+    case kernel::SwitchState::Dead:
+      return 0x10;  // EXIT_DEAD
+  }
+  return 0;
+}
+
+const char* trace_prev_state_text(kernel::SwitchState s) {
+  switch (s) {
+    case kernel::SwitchState::Running:
+      return "R";
+    case kernel::SwitchState::Interruptible:
+      return "S";
+    case kernel::SwitchState::Dead:
+      return "X";
+  }
+  return "R";
+}
+
+FtraceTextWriter::FtraceTextWriter(const kernel::Kernel& k, std::uint64_t max_events)
+    : k_(k), max_events_(max_events), curr_(k.machine().nr_cpus()), comms_(k) {}
+
+bool FtraceTextWriter::admit(Time t) {
+  if (recorded_ < max_events_) {
+    ++recorded_;
+    return true;
+  }
+  if (dropped_++ == 0) truncated_at_ = t;
+  return false;
+}
+
+// trace_print_context + trace_print_lat_fmt (kernel/trace/trace_output.c, v5.4): the
+// current task's comm right-aligned in 16 columns ("<idle>" for pid 0), its pid, the CPU,
+// the irq-info flags and the timestamp in µs (ns2usecs rounds to the nearest µs).
+void FtraceTextWriter::context(Time t, int cpu, const char* flags, const char* event) {
+  const kernel::TaskId cur = curr_.on(cpu);
+  const std::uint64_t usecs = (static_cast<std::uint64_t>(t) + 500) / 1000;
+  line_.clear();
+  fmt::format_to(
+      std::back_inserter(line_), "{:>16}-{:<5} [{:03}] {} {:5}.{:06}: {}: ",
+      cur == kernel::kNoTask ? std::string_view("<idle>") : std::string_view(comms_.of(cur, cpu)),
+      trace_pid(cur), curr_.cpu(cpu), flags, usecs / 1000000, usecs % 1000000, event);
+}
+
+void FtraceTextWriter::end_line() {
+  line_.push_back('\n');
+  body_.append(line_.data(), line_.size());
+}
+
+void FtraceTextWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
+                                    kernel::SwitchState prev_state, kernel::TaskId next) {
+  // The context is prev (the switch is traced before the CPU changes hands).
+  curr_.set(cpu, prev);
+  if (admit(t)) {
+    context(t, cpu, "d..2", "sched_switch");
+    fmt::format_to(
+        std::back_inserter(line_),
+        "prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> next_comm={} next_pid={} "
+        "next_prio={}",
+        comms_.of(prev, cpu), trace_pid(prev), trace_prio(k_, prev),
+        trace_prev_state_text(prev_state), comms_.of(next, cpu), trace_pid(next),
+        trace_prio(k_, next));
+    end_line();
+  }
+  curr_.set(cpu, next);
+}
+
+void FtraceTextWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
+  if (!admit(t)) return;
+  context(t, cpu, "d..3", "sched_waking");
+  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
+                 comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
+  end_line();
+}
+
+void FtraceTextWriter::sched_wakeup(Time, int, kernel::TaskId, int) {}
+
+void FtraceTextWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
+  if (!admit(t)) return;
+  context(t, cpu, "d..3", "sched_wakeup_new");
+  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
+                 comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
+  end_line();
+}
+
+void FtraceTextWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu,
+                                          int dest_cpu) {
+  if (!admit(t)) return;
+  context(t, cpu, "d..2", "sched_migrate_task");
+  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
+                 comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), orig_cpu, dest_cpu);
+  end_line();
+}
+
+void FtraceTextWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) {
+  if (!admit(t)) return;
+  context(t, cpu, "...1", "sched_process_exit");
+  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={}", comms_.of(p, cpu),
+                 trace_pid(p), trace_prio(k_, p));
+  end_line();
+}
+
+// print_trace_header's nop form with irq-info (print_event_info +
+// print_func_help_header_irq, kernel/trace/trace.c v5.4, without tgid).
+std::string FtraceTextWriter::finish() {
+  std::string head = fmt::format(
+      "# tracer: nop\n"
+      "#\n"
+      "# entries-in-buffer/entries-written: {}/{}   #P:{}\n"
+      "#\n"
+      "#                              _-----=> irqs-off\n"
+      "#                             / _----=> need-resched\n"
+      "#                            | / _---=> hardirq/softirq\n"
+      "#                            || / _--=> preempt-depth\n"
+      "#                            ||| /     delay\n"
+      "#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
+      "#              | |       |   ||||       |         |\n",
+      recorded_, recorded_ + dropped_, k_.machine().nr_cpus());
+  // In place: the body may be hundreds of MB, so no second copy of it.
+  body_.insert(0, head);
+  if (truncated())
+    fmt::format_to(
+        std::back_inserter(body_),
+        "# schedtwin: trace truncated at {}.{:06}: event limit of {} reached, {} later events "
+        "not recorded\n",
+        truncated_at_ / kNsPerSec, (truncated_at_ % kNsPerSec) / kNsPerUs, max_events_, dropped_);
+  std::string out = std::move(body_);
+  body_.clear();
+  return out;
+}
+
+}  // namespace schedtwin::metrics

@@ -1,0 +1,125 @@
+// Trace writers, ftrace side: the conventions both writers share (pids, comms, prios,
+// prev_state as the kernel's sched tracepoints report them) and FtraceTextWriter, which
+// renders the kernel model's tracepoints as /sys/kernel/tracing/trace reads on a v5.x
+// kernel (`--ftrace FILE`). Perfetto's text importer, trace-cmd-style scripts and grep
+// read it.
+//
+// Memory is bounded: a writer records at most `max_events` events and then only counts
+// the ones it drops (the file says so in a marker line, the CLI on stderr).
+#pragma once
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/trace.h"
+
+namespace schedtwin::metrics {
+
+// Default bound of a trace writer, in events (one ftrace line; for Perfetto one ftrace
+// event or one counter sample). 5 M ftrace lines are about 700 MB of text.
+inline constexpr std::uint64_t kDefaultTraceEventLimit = 1'000'000;
+
+// ---- conventions shared by the ftrace and Perfetto writers ----
+
+// pid of a task in traces: TaskId t is pid t + 1; the idle task (kNoTask) is pid 0. The tgid
+// is the pid (every simulated task is shown as its own process).
+inline int trace_pid(kernel::TaskId t) { return t == kernel::kNoTask ? 0 : t + 1; }
+
+// comm as the kernel stores it (TASK_COMM_LEN 16: at most 15 bytes); the idle task of
+// `cpu` is "swapper/<cpu>".
+std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu);
+
+// p->prio of a fair task: NICE_TO_PRIO(nice) = 120 + nice, for SCHED_OTHER, SCHED_BATCH
+// and SCHED_IDLE alike (v5.4); the idle task reports 120. Taken from Kernel::task_attr.
+int trace_prio(const kernel::Kernel& k, kernel::TaskId t);
+
+// sched_switch's prev_state as __trace_sched_switch_state (include/trace/events/sched.h,
+// v4.14–v5.19) computes it for a user task: 0 (TASK_RUNNING, printed "R") for a task that
+// was preempted — user tasks are preempted on the return to user mode, where __schedule
+// runs with preempt=false, so no "+" — 1 (TASK_INTERRUPTIBLE, "S") for a blocked task and
+// 0x10 (EXIT_DEAD, "X") for an exited one: do_task_dead's TASK_DEAD is outside TASK_REPORT,
+// so the exit_state shows. A process whose parent reaps it would be EXIT_ZOMBIE ("Z",
+// 0x20); the model does not tell them apart and reports every exit as autoreaped.
+std::int64_t trace_prev_state(kernel::SwitchState s);
+const char* trace_prev_state_text(kernel::SwitchState s);  // "R", "S", "X"
+
+// trace_comm, computed once per task and per idle task (writers look comms up millions of
+// times). References stay valid while the cache grows (deque), so two may be held at once.
+class TraceComms {
+ public:
+  explicit TraceComms(const kernel::Kernel& k) : k_(k) {}
+  const std::string& of(kernel::TaskId t, int cpu);
+
+ private:
+  const kernel::Kernel& k_;
+  std::deque<std::string> tasks_, idle_;
+};
+
+// Per-CPU current task as the sched_switch events tell it (ftrace's common_pid).
+class CurrentTasks {
+ public:
+  explicit CurrentTasks(int nr_cpus) : curr_(static_cast<size_t>(nr_cpus), kernel::kNoTask) {}
+  // Clamps a CPU id the kernel passed to a valid one (the model's "no CPU" contexts are CPU 0).
+  int cpu(int c) const { return c >= 0 && c < static_cast<int>(curr_.size()) ? c : 0; }
+  kernel::TaskId on(int c) const { return curr_[static_cast<size_t>(cpu(c))]; }
+  void set(int c, kernel::TaskId t) { curr_[static_cast<size_t>(cpu(c))] = t; }
+
+ private:
+  std::vector<kernel::TaskId> curr_;
+};
+
+// ---- ftrace text ----
+
+// Renders the tracepoints as the `nop` tracer's trace file on v5.4: the "# tracer: nop"
+// header with irq-info columns, then one line per event in the kernel's layout
+//   "<comm:16>-<pid:-5> [<cpu:03>] <flags> <s:5>.<us:06>: <event>: <TP_printk fields>"
+// with the timestamp in µs rounded as ns2usecs does. Events: sched_switch, sched_waking,
+// sched_wakeup_new, sched_migrate_task, sched_process_exit (sched_wakeup is not written,
+// as Perfetto's default sched config leaves it out; sched_waking carries the wakeup).
+// The PELT callbacks have no ftrace event and are ignored. The irq-info flags are fixed
+// per event (d..2 for sched_switch), not modelled.
+class FtraceTextWriter final : public kernel::TraceSink {
+ public:
+  explicit FtraceTextWriter(const kernel::Kernel& k,
+                            std::uint64_t max_events = kDefaultTraceEventLimit);
+
+  void sched_switch(Time t, int cpu, kernel::TaskId prev, kernel::SwitchState prev_state,
+                    kernel::TaskId next) override;
+  void sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) override;
+  void sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) override;
+  void sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) override;
+  void sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu, int dest_cpu) override;
+  void sched_process_exit(Time t, int cpu, kernel::TaskId p) override;
+  void pelt_task(Time, kernel::TaskId, unsigned long, unsigned long, unsigned long) override {}
+  void pelt_cpu(Time, int, unsigned long, unsigned long, unsigned long) override {}
+
+  std::uint64_t events() const { return recorded_; }  // lines recorded
+  std::uint64_t limit() const { return max_events_; }
+  std::uint64_t dropped() const { return dropped_; }  // events past the limit
+  bool truncated() const { return dropped_ > 0; }
+  Time truncated_at() const { return truncated_at_; }  // time of the first dropped event
+
+  // The whole file: header (with entries-in-buffer/entries-written counts), the event lines
+  // and, when events were dropped, a final "#" marker line. Leaves the writer empty.
+  std::string finish();
+
+ private:
+  bool admit(Time t);
+  void context(Time t, int cpu, const char* flags, const char* event);
+  void end_line();
+
+  const kernel::Kernel& k_;
+  std::uint64_t max_events_;
+  std::uint64_t recorded_ = 0, dropped_ = 0;
+  Time truncated_at_ = 0;
+  CurrentTasks curr_;
+  TraceComms comms_;
+  fmt::memory_buffer line_;  // the line being formatted
+  std::string body_;
+};
+
+}  // namespace schedtwin::metrics

@@ -1,0 +1,443 @@
+// End-to-end tests of --trace (Perfetto protobuf) and --ftrace (ftrace text): the files
+// are decoded (the protobuf with Debian's protoc against proto/perfetto_trace_subset.proto)
+// and checked against the run's own counters: every context switch of --json is in the
+// trace, switches chain on each CPU, no task is current on two CPUs, both files carry the
+// same switches, and tracing leaves the results byte-identical.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result run(const std::string& args, const fs::path& dir) {
+  fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  std::string cmd =
+      std::string(SCHEDTWIN_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
+  int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+}
+
+fs::path tmpdir(const std::string& name) {
+  fs::path d =
+      fs::temp_directory_path() / ("schedtwin-cli-trace-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+const std::string kSource = SCHEDTWIN_SOURCE_DIR;
+const std::string kSchedIdle = kSource + "/examples/rt-app/lkml/sched-idle.json";
+
+// The --json document without wall_time_s (the only figure that may differ between runs).
+std::string json_without_wall_time(const std::string& j) {
+  return std::regex_replace(j, std::regex("\n *\"wall_time_s\": [^\n]*"), "");
+}
+
+std::uint64_t json_uint(const std::string& j, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(j, m, std::regex("\"" + key + "\": ([0-9]+)"))) {
+    ADD_FAILURE() << "no " << key << " in " << j;
+    return 0;
+  }
+  return std::stoull(m[1]);
+}
+
+// One sched event of either file; timestamps in µs (ftrace text's resolution).
+struct Event {
+  std::string name;  // sched_switch, sched_waking, ...
+  int cpu = -1;
+  std::uint64_t ts_us = 0;
+  int common_pid = -1;
+  // sched_switch
+  int prev_pid = -1, next_pid = -1;
+  std::string prev_comm, next_comm, prev_state;
+  // the others
+  int pid = -1, target_cpu = -1, orig_cpu = -1, dest_cpu = -1;
+  std::string comm;
+};
+
+// --ftrace: every line is a header comment or matches the kernel's layout for its event.
+std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
+  static const std::regex line(
+      R"(^ *(.{1,16})-(\d+) +\[(\d{3})\] (\S{4}) +(\d+)\.(\d{6}): (\w+): (.*)$)");
+  static const std::regex sw(
+      R"(^prev_comm=(.+) prev_pid=(\d+) prev_prio=(\d+) prev_state=(R|S|X) ==> next_comm=(.+) next_pid=(\d+) next_prio=(\d+)$)");
+  static const std::regex wake(R"(^comm=(.+) pid=(\d+) prio=(\d+) target_cpu=(\d{3})$)");
+  static const std::regex mig(R"(^comm=(.+) pid=(\d+) prio=(\d+) orig_cpu=(\d+) dest_cpu=(\d+)$)");
+  static const std::regex ex(R"(^comm=(.+) pid=(\d+) prio=(\d+)$)");
+  std::vector<Event> events;
+  std::istringstream in(text);
+  std::string l;
+  EXPECT_TRUE(std::getline(in, l) && l == "# tracer: nop") << l;
+  std::uint64_t last_us = 0;
+  while (std::getline(in, l)) {
+    if (!l.empty() && l[0] == '#') continue;
+    std::smatch m, f;
+    if (!std::regex_match(l, m, line)) {
+      ADD_FAILURE() << "not an ftrace line: " << l;
+      continue;
+    }
+    Event e;
+    e.common_pid = std::stoi(m[2]);
+    e.cpu = std::stoi(m[3]);
+    e.ts_us = std::stoull(m[5]) * 1000000 + std::stoull(m[6]);
+    e.name = m[7];
+    EXPECT_LT(e.cpu, nr_cpus) << l;
+    EXPECT_GE(e.ts_us, last_us) << "out of time order: " << l;
+    last_us = e.ts_us;
+    const std::string fields = m[8];
+    if (e.name == "sched_switch" && std::regex_match(fields, f, sw)) {
+      e.prev_comm = f[1];
+      e.prev_pid = std::stoi(f[2]);
+      e.prev_state = f[4];
+      e.next_comm = f[5];
+      e.next_pid = std::stoi(f[6]);
+      EXPECT_EQ(e.common_pid, e.prev_pid) << l;
+    } else if ((e.name == "sched_waking" || e.name == "sched_wakeup_new") &&
+               std::regex_match(fields, f, wake)) {
+      e.comm = f[1];
+      e.pid = std::stoi(f[2]);
+      e.target_cpu = std::stoi(f[4]);
+      EXPECT_LT(e.target_cpu, nr_cpus) << l;
+    } else if (e.name == "sched_migrate_task" && std::regex_match(fields, f, mig)) {
+      e.comm = f[1];
+      e.pid = std::stoi(f[2]);
+      e.orig_cpu = std::stoi(f[4]);
+      e.dest_cpu = std::stoi(f[5]);
+      EXPECT_NE(e.orig_cpu, e.dest_cpu) << l;
+    } else if (e.name == "sched_process_exit" && std::regex_match(fields, f, ex)) {
+      e.comm = f[1];
+      e.pid = std::stoi(f[2]);
+    } else {
+      ADD_FAILURE() << "unexpected event fields: " << l;
+      continue;
+    }
+    events.push_back(e);
+  }
+  return events;
+}
+
+// What protoc --decode printed, as events (ftrace bundles) and counter samples per track name.
+struct Decoded {
+  std::vector<Event> events;  // bundle order
+  std::string release;
+  std::map<std::uint64_t, std::string> track_name;
+  std::map<std::string, std::vector<std::int64_t>> samples;  // by track name
+  std::set<int> thread_tracks;                               // pids with a thread track
+};
+
+std::string unquote(const std::string& v) {
+  return v.size() >= 2 && v[0] == '"' ? v.substr(1, v.size() - 2) : v;
+}
+
+Decoded parse_protoc_text(const std::string& text) {
+  static const std::regex open(R"(^ *(\w+) \{$)"), close(R"(^ *\}$)"), field(R"(^ *(\w+): (.*)$)");
+  Decoded d;
+  std::vector<std::string> stack;
+  int bundle_cpu = -1;
+  Event ev;
+  std::uint64_t te_track = 0, td_uuid = 0;
+  std::int64_t te_value = 0;
+  std::string td_name;
+  std::istringstream in(text);
+  std::smatch m;
+  for (std::string l; std::getline(in, l);) {
+    if (std::regex_match(l, m, open)) {
+      stack.push_back(m[1]);
+      if (m[1] == "event") ev = Event{.cpu = bundle_cpu};
+      if (m[1] == "track_descriptor") td_uuid = 0, td_name.clear();
+      if (m[1] == "track_event") te_track = 0, te_value = 0;
+      continue;
+    }
+    if (std::regex_match(l, close)) {
+      if (stack.empty()) {
+        ADD_FAILURE() << "unbalanced }";
+        break;
+      }
+      const std::string done = stack.back();
+      stack.pop_back();
+      if (done == "event") d.events.push_back(ev);
+      if (done == "track_descriptor" && !td_name.empty()) d.track_name[td_uuid] = td_name;
+      if (done == "track_event" && te_track)
+        d.samples[d.track_name.count(te_track) ? d.track_name[te_track] : "?"].push_back(te_value);
+      continue;
+    }
+    if (!std::regex_match(l, m, field) || stack.empty()) {
+      ADD_FAILURE() << "unexpected protoc output: " << l;
+      continue;
+    }
+    const std::string key = m[1], val = m[2], top = stack.back();
+    if (top == "utsname" && key == "release") d.release = unquote(val);
+    if (top == "ftrace_events" && key == "cpu") bundle_cpu = std::stoi(val);
+    if (top == "event" && key == "timestamp") ev.ts_us = (std::stoull(val) + 500) / 1000;
+    if (top == "event" && key == "pid") ev.common_pid = std::stoi(val);
+    if (stack.size() >= 2 && stack[stack.size() - 2] == "event") {
+      ev.name = top;
+      if (key == "prev_pid") ev.prev_pid = std::stoi(val);
+      if (key == "next_pid") ev.next_pid = std::stoi(val);
+      if (key == "prev_comm") ev.prev_comm = unquote(val);
+      if (key == "next_comm") ev.next_comm = unquote(val);
+      if (key == "prev_state")
+        ev.prev_state = val == "0" ? "R" : val == "1" ? "S" : val == "16" ? "X" : "?" + val;
+      if (key == "pid") ev.pid = std::stoi(val);
+      if (key == "comm") ev.comm = unquote(val);
+      if (key == "target_cpu") ev.target_cpu = std::stoi(val);
+      if (key == "orig_cpu") ev.orig_cpu = std::stoi(val);
+      if (key == "dest_cpu") ev.dest_cpu = std::stoi(val);
+    }
+    if (top == "track_descriptor" && key == "uuid") td_uuid = std::stoull(val);
+    if (top == "track_descriptor" && key == "name") td_name = unquote(val);
+    if (top == "thread" && key == "tid") d.thread_tracks.insert(std::stoi(val));
+    if (top == "track_event" && key == "track_uuid") te_track = std::stoull(val);
+    if (top == "track_event" && key == "counter_value") te_value = std::stoll(val);
+  }
+  EXPECT_TRUE(stack.empty());
+  return d;
+}
+
+Decoded decode_trace(const fs::path& file, const fs::path& dir) {
+  const fs::path out = dir / "decoded.txt";
+  const std::string cmd = std::string(SCHEDTWIN_PROTOC) + " --decode=perfetto.protos.Trace -I " +
+                          kSource + "/proto " + kSource + "/proto/perfetto_trace_subset.proto <" +
+                          file.string() + " >" + out.string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return parse_protoc_text(slurp(out));
+}
+
+std::vector<Event> switches(const std::vector<Event>& v) {
+  std::vector<Event> s;
+  for (const Event& e : v)
+    if (e.name == "sched_switch") s.push_back(e);
+  return s;
+}
+
+// Per CPU the switches chain (prev of each = next of the one before; CPUs start idle) and,
+// in the file's global order, no task is current on two CPUs at once.
+void check_switch_consistency(const std::vector<Event>& sw, int nr_cpus, bool global_order) {
+  std::vector<int> curr(static_cast<size_t>(nr_cpus), 0);
+  std::map<int, int> running_on;  // pid -> CPU
+  for (const Event& e : sw) {
+    ASSERT_GE(e.cpu, 0);
+    ASSERT_LT(e.cpu, nr_cpus);
+    int& c = curr[static_cast<size_t>(e.cpu)];
+    ASSERT_EQ(e.prev_pid, c) << "CPU " << e.cpu << " at " << e.ts_us << " us: switch from pid "
+                             << e.prev_pid << " but pid " << c << " was running";
+    ASSERT_NE(e.prev_pid, e.next_pid);
+    if (e.prev_pid == 0) {
+      EXPECT_EQ(e.prev_state, "R");
+    }
+    if (global_order) {
+      if (e.prev_pid) running_on.erase(e.prev_pid);
+      if (e.next_pid) {
+        ASSERT_EQ(running_on.count(e.next_pid), 0u)
+            << "pid " << e.next_pid << " switched in on CPU " << e.cpu << " at " << e.ts_us
+            << " us while current on CPU " << running_on[e.next_pid];
+        running_on[e.next_pid] = e.cpu;
+      }
+    }
+    c = e.next_pid;
+  }
+}
+
+std::size_t count_if_next_task(const std::vector<Event>& sw) {
+  return static_cast<std::size_t>(
+      std::count_if(sw.begin(), sw.end(), [](const Event& e) { return e.next_pid != 0; }));
+}
+
+// The switches of both files are the same, CPU by CPU.
+void check_same_switches(const std::vector<Event>& a, const std::vector<Event>& b, int nr_cpus) {
+  for (int cpu = 0; cpu < nr_cpus; ++cpu) {
+    std::vector<const Event*> x, y;
+    for (const Event& e : a)
+      if (e.cpu == cpu) x.push_back(&e);
+    for (const Event& e : b)
+      if (e.cpu == cpu) y.push_back(&e);
+    ASSERT_EQ(x.size(), y.size()) << "CPU " << cpu;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(x[i]->ts_us, y[i]->ts_us) << "CPU " << cpu << " switch " << i;
+      ASSERT_EQ(x[i]->prev_pid, y[i]->prev_pid);
+      ASSERT_EQ(x[i]->next_pid, y[i]->next_pid);
+      ASSERT_EQ(x[i]->prev_comm, y[i]->prev_comm);
+      ASSERT_EQ(x[i]->next_comm, y[i]->next_comm);
+      ASSERT_EQ(x[i]->prev_state, y[i]->prev_state);
+    }
+  }
+}
+
+std::size_t count_named(const std::vector<Event>& v, const std::string& name) {
+  return static_cast<std::size_t>(
+      std::count_if(v.begin(), v.end(), [&](const Event& e) { return e.name == name; }));
+}
+
+}  // namespace
+
+TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
+  if (std::string(SCHEDTWIN_PROTOC).empty()) GTEST_SKIP() << "protoc not found at configure time";
+  fs::path d = tmpdir("rtapp");
+  const std::string args =
+      "rt-app " + kSchedIdle + " --machine hikey --kernel v5.4 --logdir " + (d / "logs").string();
+  Result plain = run(args + " --json " + (d / "a.json").string(), d);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  Result traced = run(args + " --json " + (d / "b.json").string() + " --trace " +
+                          (d / "t.pftrace").string() + " --ftrace " + (d / "t.txt").string(),
+                      d);
+  ASSERT_EQ(traced.status, 0) << traced.err;
+  EXPECT_EQ(traced.err, "");  // no truncation warning
+  EXPECT_EQ(traced.out, plain.out);
+  const std::string ja = slurp(d / "a.json"), jb = slurp(d / "b.json");
+  EXPECT_EQ(json_without_wall_time(ja), json_without_wall_time(jb));
+  const std::uint64_t context_switches = json_uint(jb, "context_switches");
+  ASSERT_GT(context_switches, 1000u);
+  const int nr_cpus = 8;  // hikey
+
+  const std::vector<Event> text = parse_ftrace(slurp(d / "t.txt"), nr_cpus);
+  const std::vector<Event> tsw = switches(text);
+  EXPECT_EQ(count_if_next_task(tsw), context_switches);
+  check_switch_consistency(tsw, nr_cpus, true);
+  // 8 cfs_thread + 5 idle_thread, all forked at the start; none exits within the 5 s.
+  EXPECT_EQ(count_named(text, "sched_wakeup_new"), 13u);
+  EXPECT_EQ(count_named(text, "sched_process_exit"), 0u);
+  // Every cfs_thread period ends in a timer wakeup: hundreds of sched_waking per thread.
+  EXPECT_GT(count_named(text, "sched_waking"), 8u * 600u);
+  for (const Event& e : text) {
+    if (e.name == "sched_wakeup_new" || e.name == "sched_waking") {
+      EXPECT_GE(e.pid, 1);
+      EXPECT_LE(e.pid, 13);
+    }
+  }
+
+  Decoded pb = decode_trace(d / "t.pftrace", d);
+  EXPECT_EQ(pb.release, "5.4.0-schedtwin");
+  const std::vector<Event> psw = switches(pb.events);
+  EXPECT_EQ(psw.size(), tsw.size());
+  EXPECT_EQ(count_if_next_task(psw), context_switches);
+  check_switch_consistency(psw, nr_cpus, false);  // bundles are per CPU: chain only
+  check_same_switches(tsw, psw, nr_cpus);
+  EXPECT_EQ(count_named(pb.events, "sched_waking"), count_named(text, "sched_waking"));
+  EXPECT_EQ(count_named(pb.events, "sched_migrate_task"), count_named(text, "sched_migrate_task"));
+  EXPECT_EQ(count_named(pb.events, "sched_wakeup_new"), 13u);
+  // PELT counters: a thread track per task, util_avg within [0, 1024] (capacity 1024).
+  EXPECT_EQ(pb.thread_tracks.size(), 13u);
+  ASSERT_FALSE(pb.samples["util_avg"].empty());
+  for (std::int64_t v : pb.samples["util_avg"]) {
+    EXPECT_GE(v, 0);
+    EXPECT_LE(v, 1024);
+  }
+  EXPECT_FALSE(pb.samples["runnable_avg"].empty());
+  EXPECT_FALSE(pb.samples["load_avg"].empty());
+  EXPECT_FALSE(pb.samples["cpu0 util_avg"].empty());
+  EXPECT_FALSE(pb.samples["cpu7 load_avg"].empty());
+  fs::remove_all(d);
+}
+
+TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
+  if (std::string(SCHEDTWIN_PROTOC).empty()) GTEST_SKIP() << "protoc not found at configure time";
+  fs::path d = tmpdir("messaging");
+  const std::string args = "messaging -g 2 -l 10 --machine hikey";
+  Result plain = run(args + " --json " + (d / "a.json").string(), d);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  Result traced = run(args + " --json " + (d / "b.json").string() + " --trace " +
+                          (d / "m.pftrace").string() + " --ftrace " + (d / "m.txt").string(),
+                      d);
+  ASSERT_EQ(traced.status, 0) << traced.err;
+  EXPECT_EQ(traced.out, plain.out);
+  const std::string jb = slurp(d / "b.json");
+  EXPECT_EQ(json_without_wall_time(slurp(d / "a.json")), json_without_wall_time(jb));
+  const std::uint64_t context_switches = json_uint(jb, "context_switches");
+
+  const std::vector<Event> text = parse_ftrace(slurp(d / "m.txt"), 8);
+  const std::vector<Event> tsw = switches(text);
+  EXPECT_EQ(count_if_next_task(tsw), context_switches);
+  check_switch_consistency(tsw, 8, true);
+  // perf bench sched messaging -g 2: 2 x (20 senders + 20 receivers) and the parent; every
+  // one is forked, exits once, and its last switch leaves in X (EXIT_DEAD).
+  const std::size_t tasks = 2 * 40 + 1;
+  EXPECT_EQ(count_named(text, "sched_wakeup_new"), tasks);
+  EXPECT_EQ(count_named(text, "sched_process_exit"), tasks);
+  std::set<int> exited;
+  for (const Event& e : text) {
+    if (e.name == "sched_process_exit") {
+      EXPECT_TRUE(exited.insert(e.pid).second) << "pid " << e.pid << " exits twice";
+      EXPECT_EQ(e.common_pid, e.pid);
+    }
+    if (e.name == "sched_switch" && e.prev_state == "X") {
+      EXPECT_EQ(exited.count(e.prev_pid), 1u);
+    }
+    if (e.name == "sched_switch") {
+      EXPECT_EQ(exited.count(e.next_pid), 0u) << "pid " << e.next_pid << " runs after exit";
+    }
+  }
+  EXPECT_EQ(static_cast<std::size_t>(std::count_if(
+                tsw.begin(), tsw.end(), [](const Event& e) { return e.prev_state == "X"; })),
+            tasks);
+
+  const Decoded pb = decode_trace(d / "m.pftrace", d);
+  const std::vector<Event> psw = switches(pb.events);
+  EXPECT_EQ(count_if_next_task(psw), context_switches);
+  check_switch_consistency(psw, 8, false);
+  check_same_switches(tsw, psw, 8);
+  EXPECT_EQ(count_named(pb.events, "sched_process_exit"), tasks);
+  EXPECT_EQ(count_named(pb.events, "sched_wakeup_new"), tasks);
+  fs::remove_all(d);
+}
+
+TEST(CliTrace, BadTracePathsFailBeforeSimulating) {
+  fs::path d = tmpdir("bad");
+  Result r = run("rt-app " + kSchedIdle + " --logdir " + (d / "logs").string() + " --trace " +
+                     (d / "missing" / "t.pftrace").string(),
+                 d);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--trace " + (d / "missing" / "t.pftrace").string() + ": directory"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(d / "logs"));
+
+  r = run("messaging -g 1 -l 1 --ftrace " + d.string(), d);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--ftrace " + d.string() + ": is a directory"), std::string::npos) << r.err;
+
+  r = run("messaging -g 1 -l 1 --trace " + (d / "x").string() + " --ftrace " + (d / "x").string(),
+          d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("expected two different files"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "x"));
+  fs::remove_all(d);
+}
+
+TEST(CliTrace, CompareRefusesTraceOptionsInItsArgs) {
+  fs::path d = tmpdir("compare");
+  for (const char* opt : {"--trace", "--ftrace"}) {
+    Result r = run(std::string("compare --runs 1 --with v5.3 -- messaging -g 1 -l 1 ") + opt + " " +
+                       (d / "t").string(),
+                   d);
+    EXPECT_EQ(r.status, 2) << opt;
+    EXPECT_NE(r.err.find(std::string("compare: ") + opt + " in the messaging ARGS"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(d / "t"));
+  }
+  fs::remove_all(d);
+}
