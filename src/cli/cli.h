@@ -20,6 +20,10 @@ struct CommonOptions {
   double duration_s = 0;          // subcommands with a --duration option; 0: the workload's own
   bool lb_stats = false;          // --lb-stats: group classification table
   bool schedstat = false;         // --schedstat: /proc/schedstat at the end of the run
+  std::string explain;            // --explain[=FILE]: "" off, "-" stderr
+  std::string explain_format = "text";  // text | jsonl
+  std::uint64_t explain_limit = 100000; // records at most
+  bool check = false;             // --check: kernel-model invariants after every event
   std::string trace_out;          // --trace FILE: Perfetto protobuf trace of the run
   std::string ftrace_out;         // --ftrace FILE: the same events as ftrace text
 };

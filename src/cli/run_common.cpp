@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <iostream>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +25,7 @@ Scenario make_scenario(const CommonOptions& o) {
   kernel::apply_features(s.config.profile.features, o.features, "--features");
   s.config.seed = o.seed;
   s.config.hz = o.hz;
+  s.config.check = o.check;
   return s;
 }
 
@@ -86,6 +89,14 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
     js["active_migrations"] = s.active_migrations;
   }
   if (o.schedstat) text += "\n" + k.schedstat();
+  if (o.check) {
+    const kernel::CheckStats& c = k.check_stats();
+    text += fmt::format("\n--check: invariants held after {} events; {} wasted-core episodes (a CPU idle over 10 ms "
+                        "while a task it may run waited in its LLC), {:.3f} ms in all\n",
+                        c.checks, c.wasted_episodes, static_cast<double>(c.wasted_ns) / 1e6);
+    j["check"] = {{"checks", c.checks}, {"wasted_episodes", c.wasted_episodes},
+                  {"wasted_ms", static_cast<double>(c.wasted_ns) / 1e6}};
+  }
 }
 
 void check_output_file(const std::string& path, std::string_view option) {
@@ -200,24 +211,53 @@ struct TraceOutputs::Impl {
   std::unique_ptr<metrics::PerfettoTraceWriter> perfetto;
   std::unique_ptr<metrics::FtraceTextWriter> ftrace;
   std::unique_ptr<TeeTraceSink> tee;
+  // --explain: streamed to stderr, or to FILE.tmp renamed at finish().
+  std::string explain_path;
+  std::unique_ptr<std::ofstream> explain_file;
+  std::unique_ptr<kernel::Explain> explain;
 };
 
 TraceOutputs::TraceOutputs() = default;
 TraceOutputs::TraceOutputs(TraceOutputs&&) noexcept = default;
 TraceOutputs& TraceOutputs::operator=(TraceOutputs&&) noexcept = default;
 TraceOutputs::~TraceOutputs() {
-  if (impl_ && impl_->k) impl_->k->set_trace_sink(nullptr);
+  if (!impl_) return;
+  if (impl_->k) {
+    impl_->k->set_trace_sink(nullptr);
+    impl_->k->set_explain(nullptr);
+  }
+  if (impl_->explain_file) {  // the run failed: nothing half-written
+    impl_->explain_file.reset();
+    std::error_code ec;
+    std::filesystem::remove(impl_->explain_path + ".tmp", ec);
+  }
 }
 
 TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
   TraceOutputs out;
+  if (!o.explain.empty()) {
+    out.impl_ = std::make_unique<TraceOutputs::Impl>();
+    TraceOutputs::Impl& m = *out.impl_;
+    m.k = &k;
+    auto format = o.explain_format == "jsonl" ? kernel::Explain::Format::Jsonl : kernel::Explain::Format::Text;
+    std::ostream* os = &std::cerr;
+    if (o.explain != "-") {
+      check_output_file(o.explain, "--explain");
+      m.explain_path = o.explain;
+      m.explain_file = std::make_unique<std::ofstream>(o.explain + ".tmp", std::ios::binary | std::ios::trunc);
+      if (!*m.explain_file) throw InputError(fmt::format("--explain {}: cannot create file", o.explain));
+      os = m.explain_file.get();
+    }
+    m.explain = std::make_unique<kernel::Explain>(*os, format, o.explain_limit);
+    k.set_explain(m.explain.get());
+  }
   if (o.trace_out.empty() && o.ftrace_out.empty()) return out;
   if (!o.trace_out.empty() && o.trace_out == o.ftrace_out)
     throw UsageError(fmt::format("--trace {} and --ftrace {}: expected two different files",
                                  o.trace_out, o.ftrace_out));
   if (!o.trace_out.empty()) check_output_file(o.trace_out, "--trace");
   if (!o.ftrace_out.empty()) check_output_file(o.ftrace_out, "--ftrace");
-  out.impl_ = std::make_unique<TraceOutputs::Impl>();
+  if (!out.impl_) out.impl_ = std::make_unique<TraceOutputs::Impl>();
   TraceOutputs::Impl& m = *out.impl_;
   m.k = &k;
   m.trace_path = o.trace_out;
@@ -239,7 +279,25 @@ void TraceOutputs::finish() {
   if (!impl_ || !impl_->k) return;
   Impl& m = *impl_;
   m.k->set_trace_sink(nullptr);
+  m.k->set_explain(nullptr);
   m.k = nullptr;
+  if (m.explain) {
+    if (m.explain->dropped())
+      fmt::print(stderr, "schedtwin: note: --explain wrote {} records; {} later ones were not written (--explain-limit)\n",
+                 m.explain->written(), m.explain->dropped());
+    if (m.explain_file) {
+      m.explain_file->flush();
+      bool ok = static_cast<bool>(*m.explain_file);
+      m.explain_file.reset();
+      std::error_code ec;
+      if (ok) std::filesystem::rename(m.explain_path + ".tmp", m.explain_path, ec);
+      if (!ok || ec) {
+        std::filesystem::remove(m.explain_path + ".tmp", ec);
+        throw InputError(fmt::format("--explain {}: write failed", m.explain_path));
+      }
+    }
+    m.explain.reset();
+  }
   // One file at a time, each writer freed once written: a trace can be hundreds of MB.
   if (m.ftrace) {
     write_trace(*m.ftrace, m.ftrace_path, "--ftrace");
