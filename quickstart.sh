@@ -10,5 +10,5 @@ cmake --build build -j"$(nproc)"
 if [[ "${1:-}" == "--test" ]]; then
   ctest --test-dir build --output-on-failure -j"$(nproc)"
 else
-  ./build/schedtwin reproduce sched-idle-fallback
+  ./build/schedtwin reproduce
 fi
