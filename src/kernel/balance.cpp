@@ -98,6 +98,10 @@ void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
   std::int64_t next_balance = jiffies() + 60 * hz_;
   bool update_next = false, need_decay = false;
   Time max_cost = 0;
+  if (feat(Feature::SIB_BALANCE) && need_pull_cfs_task(rq) && sched_idle_balance(cpu)) {
+    idle = idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
+    busy = is_busy(idle);
+  }
   for (size_t k = 0; k < rq.sd.size(); ++k) {
     SchedDomain& sd = rq.sd[k];
     const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
@@ -398,6 +402,14 @@ int KernelImpl::task_hot(Task& p, const lb_env& env) {
 
 // can_migrate_task (fair.c v5.7), without NUMA locality (migrate_degrades_locality = -1).
 bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
+  // Series 4 patch 2: a sched-idle pull takes only non-idle tasks, and no balance type
+  // takes the last non-idle task of a CPU.
+  if (env.idle == CPU_SCHED_IDLE && task_h_idle(p)) return false;
+  if (feat(Feature::SIB_LAST_NONIDLE) && !cfs_rq_overloaded(cpu_rq(p.cpu)) && !task_h_idle(p)) {
+    if (xp())
+      explain_->step(fmt::format("{}: last non-idle task of cpu{}", task_label(p.se.task), p.cpu));
+    return false;
+  }
   if (!p.allowed[static_cast<size_t>(env.dst_cpu)]) {
     if (xp())
       explain_->step(fmt::format("{}: not allowed on cpu{}", task_label(p.se.task), env.dst_cpu));
@@ -423,7 +435,8 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
   const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
   if (hot <= 0 || sd.nr_balance_failed >
                       static_cast<unsigned>(level_of(env.dst_cpu, env.sd_idx).cache_nice_tries)) {
-    if (hot == 1) cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)].lb_hot_gained[env.idle]++;
+    if (hot == 1 && env.idle != CPU_SCHED_IDLE)
+      cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)].lb_hot_gained[env.idle]++;
     return true;
   }
   if (xp())
@@ -795,7 +808,15 @@ int KernelImpl::newidle_balance(int cpu) {
     if (!rq.sd.empty()) update_next_balance(rq.sd.front(), next_balance);
   } else {
     update_blocked_averages(cpu);
-    for (size_t k = 0; k < rq.sd.size(); ++k) {
+    if (feat(Feature::SIB_BALANCE)) {
+      lb_probes_ = 0;
+      pulled = sched_idle_balance(cpu);
+      Time cost = static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns;
+      lb_probes_ = 0;
+      rq.debt += cost;
+      curr_cost += cost;
+    }
+    for (size_t k = 0; k < rq.sd.size() && !pulled; ++k) {
       SchedDomain& sd = rq.sd[k];
       const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
       if (!(lvl.flags & SD_LOAD_BALANCE)) continue;
@@ -822,6 +843,67 @@ int KernelImpl::newidle_balance(int cpu) {
   if (rq.cfs.h_nr_running && !pulled) pulled = 1;
   if (pulled) rq.idle_stamp = 0;
   return pulled;
+}
+
+// ---------------------------------------------------------------------------
+// Sched-idle balancing (Abel Wu's RFC, Feb 2022; fair-class.md §8)
+
+// update_overload_status (series 4 patch 1): keep this CPU's bit in its LLC's overloaded
+// mask in step with cfs_rq_overloaded; called only from the tick and when the CPU goes idle.
+void KernelImpl::update_overload_status(int cpu) {
+  if (!feat(Feature::SIB_OVERLOAD_MASK)) return;
+  Rq& rq = cpu_rq(cpu);
+  bool now_overloaded = cfs_rq_overloaded(rq);
+  if (now_overloaded == rq.overloaded) return;
+  rq.overloaded = now_overloaded;
+  llc_shared_[static_cast<size_t>(rq.llc_id)].nr_overloaded += now_overloaded ? 1 : -1;
+}
+
+// sched_idle_balance (series 4 patch 2): a CPU with no non-idle fair task pulls one non-idle
+// task from an overloaded CPU of its LLC, walking the mask from dst+1. Returns 1 if it did.
+int KernelImpl::sched_idle_balance(int dst_cpu) {
+  Rq& dst = cpu_rq(dst_cpu);
+  if (dst.sd_llc < 0 || llc_shared_[static_cast<size_t>(dst.llc_id)].nr_overloaded == 0) return 0;
+  SchedDomain& sd = dst.sd[static_cast<size_t>(dst.sd_llc)];
+  const auto& span = levels_[static_cast<size_t>(sd.level_id)].span;
+  size_t start =
+      static_cast<size_t>(std::upper_bound(span.begin(), span.end(), dst_cpu) - span.begin());
+  for (size_t k = 0; k < span.size(); ++k) {
+    int src_cpu = span[(start + k) % span.size()];
+    Rq& src = cpu_rq(src_cpu);
+    if (src_cpu == dst_cpu || !src.overloaded) continue;
+    ++lb_probes_;
+    if (!cfs_rq_overloaded(src)) {
+      sd.sib_peeked++;
+      update_overload_status(src_cpu);  // lazy clear of a stale bit
+      continue;
+    }
+    // detach_one_task with env {sd = LLC, idle = CPU_SCHED_IDLE, LBF_DST_PINNED}.
+    lb_env env;
+    env.sd_idx = dst.sd_llc;
+    env.dst_cpu = dst_cpu;
+    env.src_cpu = src_cpu;
+    env.idle = CPU_SCHED_IDLE;
+    env.flags = LBF_DST_PINNED;
+    ++lb_epoch_;
+    Task* moved = nullptr;
+    for (auto it = src.cfs_tasks.rbegin(); it != src.cfs_tasks.rend(); ++it) {
+      Task& p = task(it->task);
+      if (can_migrate_task(p, env)) {
+        moved = &p;
+        break;
+      }
+    }
+    if (!moved) {
+      sd.sib_failed++;
+      continue;
+    }
+    detach_task_lb(*moved, dst_cpu);
+    attach_task_lb(*moved, dst_cpu);
+    sd.sib_pulled++;
+    return 1;
+  }
+  return 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -947,9 +1029,13 @@ std::string KernelImpl::schedstat_text() const {
         out += fmt::format(" {} {} {} {} {} {} {} {}", sd.lb_count[it], sd.lb_balanced[it],
                            sd.lb_failed[it], sd.lb_imbalance[it], sd.lb_gained[it],
                            sd.lb_hot_gained[it], sd.lb_nobusyq[it], sd.lb_nobusyg[it]);
-      out += fmt::format(" {} {} {} 0 0 0 0 0 0 {} {} {}\n", sd.alb_count, sd.alb_failed,
-                         sd.alb_pushed, sd.ttwu_wake_remote, sd.ttwu_move_affine,
-                         sd.ttwu_move_balance);
+      out +=
+          fmt::format(" {} {} {} 0 0 0 0 0 0 {} {} {}", sd.alb_count, sd.alb_failed, sd.alb_pushed,
+                      sd.ttwu_wake_remote, sd.ttwu_move_affine, sd.ttwu_move_balance);
+      // Series 4 patch 3 appends its counters to the domain lines.
+      if (feat(Feature::SIB_BALANCE))
+        out += fmt::format(" {} {} {}", sd.sib_peeked, sd.sib_pulled, sd.sib_failed);
+      out += "\n";
     }
   }
   return out;

@@ -529,6 +529,7 @@ void KernelImpl::on_tick(int cpu) {
   current_ = rq.curr;
   in_cpu_context_ = true;
   entity_tick(rq.cfs, task(rq.curr).se);
+  update_overload_status(cpu);  // series 4: task_tick_fair
   trigger_load_balance(cpu);
   in_cpu_context_ = false;
   this_cpu_ = saved_cpu;

@@ -307,7 +307,10 @@ TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
     current_ = saved_cur;
     in_cpu_context_ = saved_ctx;
     rq.need_resched = false;  // we are picking now
-    if (pulled <= 0 || !cfs.nr_running) return kNoTask;
+    if (pulled <= 0 || !cfs.nr_running) {
+      update_overload_status(rq.cpu);  // series 4: the CPU goes idle
+      return kNoTask;
+    }
   }
   sched_entity* se = pick_next_entity(cfs, nullptr);
   set_next_entity(cfs, *se);

@@ -60,7 +60,8 @@ struct sg_lb_stats {
 };
 
 // enum cpu_idle_type (include/linux/sched/idle.h): also the schedstat column order.
-enum cpu_idle_type : int { CPU_IDLE = 0, CPU_NOT_IDLE = 1, CPU_NEWLY_IDLE = 2 };
+// CPU_SCHED_IDLE: sched-idle balancing RFC (series 4), not counted in schedstat's arrays.
+enum cpu_idle_type : int { CPU_IDLE = 0, CPU_NOT_IDLE = 1, CPU_NEWLY_IDLE = 2, CPU_SCHED_IDLE = 3 };
 
 enum migration_type : int { migrate_load = 0, migrate_util, migrate_task, migrate_misfit };
 
@@ -313,6 +314,12 @@ class KernelImpl {
   void kick_ilb(unsigned flags);
   bool nohz_idle_balance(int cpu);
   std::string schedstat_text() const;
+  // ---- sched-idle balancing RFC (series 4, fair-class.md §8) ----
+  bool task_h_idle(const Task& p) const { return p.policy == Policy::Idle; }
+  bool cfs_rq_overloaded(const Rq& rq) const { return rq.cfs.h_nr_running - rq.cfs.idle_h_nr_running > 1; }
+  bool need_pull_cfs_task(const Rq& rq) const { return rq.cfs.h_nr_running == rq.cfs.idle_h_nr_running; }
+  void update_overload_status(int cpu);
+  int sched_idle_balance(int dst_cpu);
   void detach_task_lb(Task& p, int dst_cpu);
   void attach_task_lb(Task& p, int dst_cpu);
   bool lb_cpu_allowed(int cpu) const { return lb_excluded_[static_cast<size_t>(cpu)] != lb_epoch_; }

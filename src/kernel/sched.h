@@ -191,6 +191,7 @@ struct SchedDomain {
       lb_hot_gained{}, lb_nobusyq{}, lb_nobusyg{};
   std::uint64_t alb_count = 0, alb_failed = 0, alb_pushed = 0;
   std::uint64_t ttwu_wake_remote = 0, ttwu_move_affine = 0, ttwu_move_balance = 0;
+  std::uint64_t sib_peeked = 0, sib_pulled = 0, sib_failed = 0;  // series 4 patch 3
 };
 
 enum class CpuMode : std::uint8_t { Busy, Idle, ExitingIdle };
@@ -231,6 +232,7 @@ struct Rq {
   long cpu_capacity = 1024, cpu_capacity_orig = 1024;
   std::int64_t next_balance = 0;  // jiffies
   int sis_next_cpu = -1;          // SIS_ROTATE: where the next search for this target starts
+  bool overloaded = false;        // SIB_OVERLOAD_MASK: this CPU's bit in its LLC's mask
   Time wake_avg_idle = 0;         // v5.13+ SIS_PROP: avg_idle / 2, decayed per jiffy
   std::int64_t wake_stamp = 0;    // jiffies
   TaskList cfs_tasks;
@@ -256,6 +258,7 @@ struct LlcShared {
   bool has_idle_cores = false;
   int nr_busy_cpus = 0;
   int nr_idle_scan = 0;  // SIS_UTIL (v6.0): CPUs select_idle_cpu may scan
+  int nr_overloaded = 0; // SIB_OVERLOAD_MASK: CPUs of the LLC with > 1 non-idle fair task
 };
 
 }  // namespace schedtwin::kernel

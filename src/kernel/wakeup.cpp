@@ -176,6 +176,8 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
   // SIS_ROTATE (latency-nice RFC patches 8, 9): resume where the last search for this
   // target stopped.
   const bool rotate = feat(Feature::SIS_ROTATE);
+  const bool sis_filter = feat(Feature::SIB_SIS_FILTER) &&
+                          llc_shared_[static_cast<size_t>(trq.llc_id)].nr_overloaded > 0;
   Rq& target_rq = cpu_rq(target);
   int first = rotate && target_rq.sis_next_cpu >= 0 ? target_rq.sis_next_cpu : target;
   size_t start =
@@ -184,6 +186,10 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
     int cpu = span[(start + k) % span.size()];
     if (!p.allowed[cpu]) {
       if (x) scan += fmt::format(" {} not-allowed", cpu);
+      continue;
+    }
+    if (sis_filter && cpu_rq(cpu).overloaded) {  // series 4 patch 4: not in `cpus`
+      if (x) scan += fmt::format(" {} overloaded", cpu);
       continue;
     }
     if (rotate) target_rq.sis_next_cpu = cpu;
@@ -434,7 +440,9 @@ int KernelImpl::find_idlest_group_cpu(int group, Task& p, int this_cpu) {
   int least_loaded_cpu = this_cpu, shallowest_idle_cpu = kNone, si_cpu = kNone;
   for (int i : g.cpus) {
     if (!p.allowed[i]) continue;
-    if (consistent && sched_idle_cpu(i)) return i;
+    // Series 4 patch 5: an idle task does not stop at a sched-idle CPU.
+    const bool spread = feat(Feature::SIB_IDLE_TASK_SPREAD) && task_h_idle(p);
+    if (consistent && !spread && sched_idle_cpu(i)) return i;
     const Rq& rq = cpu_rq(i);
     if (available_idle_cpu(i)) {
       const machine::IdleState* idle =
@@ -449,7 +457,7 @@ int KernelImpl::find_idlest_group_cpu(int group, Task& p, int this_cpu) {
         shallowest_idle_cpu = i;
       }
     } else if (shallowest_idle_cpu == kNone && si_cpu == kNone) {
-      if (fallback && sched_idle_cpu(i)) {
+      if (fallback && !spread && sched_idle_cpu(i)) {
         si_cpu = i;
         continue;
       }

@@ -1,0 +1,135 @@
+// The sched-idle balancing RFC's mechanisms (fair-class.md §8), as flags on the flat
+// (no group scheduling) model: task_h_idle is the SCHED_IDLE policy.
+#include <gtest/gtest.h>
+
+#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
+#include "kernel_test_util.h"
+
+using namespace schedtwin;
+using namespace schedtwin::kernel;
+using schedtwin::testutil::BusyBody;
+using schedtwin::testutil::flat_machine;
+
+namespace {
+
+Config config(const char* features) {
+  Config c;
+  c.profile = make_profile("v5.17");
+  apply_features(c.profile.features, features, "--features");
+  return c;
+}
+
+// CPU 0: three always-running normal tasks; CPU 1: one SCHED_IDLE hog. All pinned at
+// creation so that regular balancing leaves them alone; `free` lets the normal ones move.
+struct Stacked {
+  KernelImpl k;
+  BusyBody normal[3], hog;
+  TaskId normal_id[3]{}, hog_id = kNoTask;
+  explicit Stacked(const char* features, bool free = true)
+      : k(flat_machine(1, 2), config(features)) {
+    for (int i = 0; i < 3; ++i)
+      normal_id[i] = k.create_task({.name = "n", .cpus = {0}}, &normal[i], 0);
+    hog_id = k.create_task({.name = "hog", .policy = Policy::Idle, .cpus = {1}}, &hog, 1);
+    k.run_until(ms(10));
+    if (free)
+      for (TaskId t : normal_id) {
+        k.task(t).allowed.assign(2, true);
+        k.task(t).nr_cpus_allowed = 2;
+      }
+  }
+};
+
+}  // namespace
+
+// The overloaded mask changes only at the tick (and when a CPU goes idle).
+TEST(SchedIdleBalance, TheOverloadMaskFollowsTheTick) {
+  Stacked s("sched-idle-balancing", false);
+  EXPECT_TRUE(s.k.cpu_rq(0).overloaded);
+  EXPECT_FALSE(s.k.cpu_rq(1).overloaded);  // one SCHED_IDLE task: not overloaded
+  EXPECT_EQ(s.k.llc_shared_[static_cast<size_t>(s.k.cpu_rq(0).llc_id)].nr_overloaded, 1);
+  Stacked off("", false);
+  EXPECT_FALSE(off.k.cpu_rq(0).overloaded);
+}
+
+// A sched-idle CPU pulls exactly one non-idle task per call, and never the last one.
+TEST(SchedIdleBalance, OnePullPerCallNeverTheLastNonIdleTask) {
+  Stacked s("sched-idle-balancing");
+  ASSERT_TRUE(s.k.need_pull_cfs_task(s.k.cpu_rq(1)));
+  EXPECT_EQ(s.k.sched_idle_balance(1), 1);
+  EXPECT_EQ(s.k.cpu_rq(1).cfs.h_nr_running, 2u);
+  EXPECT_EQ(s.k.cpu_rq(0).cfs.h_nr_running, 2u);
+  const SchedDomain& sd = s.k.cpu_rq(1).sd[static_cast<size_t>(s.k.cpu_rq(1).sd_llc)];
+  EXPECT_EQ(sd.sib_pulled, 1u);
+  // CPU 1 now has a non-idle task, so it no longer needs to pull.
+  EXPECT_FALSE(s.k.need_pull_cfs_task(s.k.cpu_rq(1)));
+  // Leave CPU 0 with one non-idle task: not overloaded, nothing may be pulled from it.
+  Stacked t("sched-idle-balancing");
+  ASSERT_EQ(t.k.sched_idle_balance(1), 1);
+  lb_env env;
+  env.dst_cpu = 1;
+  env.sd_idx = 0;
+  env.idle = CPU_IDLE;
+  ++t.k.lb_epoch_;
+  // Move a second one by hand so that CPU 0 keeps only its running task.
+  for (auto it = t.k.cpu_rq(0).cfs_tasks.rbegin(); it != t.k.cpu_rq(0).cfs_tasks.rend(); ++it) {
+    Task& p = t.k.task(it->task);
+    if (t.k.cpu_rq(0).curr == p.se.task) continue;
+    t.k.detach_task_lb(p, 1);
+    t.k.attach_task_lb(p, 1);
+    break;
+  }
+  ASSERT_FALSE(t.k.cfs_rq_overloaded(t.k.cpu_rq(0)));
+  Task& last = t.k.task(t.k.cpu_rq(0).curr);
+  EXPECT_FALSE(t.k.can_migrate_task(last, env));  // SIB_LAST_NONIDLE, before "running"
+}
+
+// Without the flags the sched-idle CPU does not pull on its own.
+TEST(SchedIdleBalance, WithoutTheSeriesNothingIsPulledThisWay) {
+  Stacked s("");
+  EXPECT_EQ(s.k.sched_idle_balance(1), 0);
+}
+
+// SIB_SIS_FILTER: overloaded CPUs are removed from the idle search before the budget.
+TEST(SchedIdleBalance, TheSisFilterSkipsOverloadedCpus) {
+  Stacked s("sched-idle-balancing");
+  s.k.probes_ = 0;
+  s.k.this_cpu_ = 1;
+  Task& p = s.k.task(s.hog_id);
+  p.allowed.assign(2, true);
+  s.k.select_idle_cpu(p, 0);
+  EXPECT_EQ(s.k.probes_, 1);  // only CPU 1; CPU 0 is overloaded
+  Stacked u("");
+  u.k.probes_ = 0;
+  u.k.this_cpu_ = 1;
+  Task& q = u.k.task(u.hog_id);
+  q.allowed.assign(2, true);
+  u.k.select_idle_cpu(q, 0);
+  EXPECT_EQ(u.k.probes_, 2);
+}
+
+// SIB_IDLE_TASK_SPREAD: a SCHED_IDLE task forked into a group does not stop at a
+// sched-idle CPU; a normal task does (v5.6 consistent rule).
+TEST(SchedIdleBalance, IdleTasksDoNotStopAtSchedIdleCpus) {
+  for (const char* f : {"sched-idle-balancing", ""}) {
+    KernelImpl k(flat_machine(1, 4, us(10), us(10)), config(f));
+    BusyBody hog, b2, b3;
+    k.create_task({.name = "hog", .policy = Policy::Idle, .cpus = {0}}, &hog, 0);
+    k.create_task({.name = "b", .cpus = {1}}, &b2, 1);
+    k.run_until(ms(5));
+    BusyBody nb;
+    TaskId idle_task = k.create_task({.name = "i", .policy = Policy::Idle, .cpus = {3}}, &nb, 3);
+    k.task(idle_task).allowed.assign(4, true);
+    // find_idlest_group_cpu on a group spanning CPUs 0-3 (a one-LLC machine has no level
+    // above MC whose group would hold them all, so one is added by hand).
+    SchedGroup all;
+    all.cpus = {0, 1, 2, 3};
+    k.groups_.push_back(all);
+    int chosen =
+        k.find_idlest_group_cpu(static_cast<int>(k.groups_.size()) - 1, k.task(idle_task), 0);
+    if (std::string(f).empty())
+      EXPECT_EQ(chosen, 0) << "consistent rule: the sched-idle CPU wins";
+    else
+      EXPECT_NE(chosen, 0) << "spread: an idle CPU is taken instead";
+  }
+}
