@@ -53,12 +53,12 @@ void KernelImpl::check_invariants() {
         fail(fmt::format("{} is queued on cpu{} in state {}", task_label(se.task), c,
                          static_cast<int>(t.state)));
       ++queued;
-      idle += t.policy == Policy::Idle;
+      idle += t.h_idle;
       weight += se.load.weight;
     }
     if (cfs.curr && cfs.curr->on_rq) {
       ++queued;
-      idle += tasks_[static_cast<size_t>(cfs.curr->task)].policy == Policy::Idle;
+      idle += tasks_[static_cast<size_t>(cfs.curr->task)].h_idle;
       weight += cfs.curr->load.weight;
     }
     if (queued != cfs.nr_running)

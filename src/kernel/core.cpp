@@ -88,7 +88,8 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   core_visited_.assign(static_cast<size_t>(n), 0);
   tgs_.push_back(TaskGroupAttr{.name = "/"});
   build_sched_domains();
-  for (int c = 0; c < n; ++c) llc_shared_[static_cast<size_t>(cpu_rq(c).llc_id)].nr_idle_scan = cpu_rq(c).llc_size;
+  for (int c = 0; c < n; ++c)
+    llc_shared_[static_cast<size_t>(cpu_rq(c).llc_id)].nr_idle_scan = cpu_rq(c).llc_size;
   for (int c = 0; c < n; ++c) update_idle_core(c);
   // Load balancing state (sd_init, init_sched_fair_class): every CPU starts idle and
   // tickless.
@@ -241,7 +242,11 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   t.se.task = id;
   if (attr.group < 0 || attr.group >= static_cast<int>(tgs_.size()))
     throw InputError(fmt::format("task {}: task group {} does not exist", attr.name, attr.group));
-  t.group = attr.group;
+  // cgroup membership is inherited at fork (cgroup_post_fork); a task with no parent task
+  // joins the group the front end chose for the workload being started.
+  t.group = attr.group != 0       ? attr.group
+            : current_ != kNoTask ? task(current_).group
+                                  : spawn_group_;
   t.latency_nice = tgs_[static_cast<size_t>(attr.group)].latency_nice;  // cpu_cgroup_fork
   set_load_weight(t);
   t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
@@ -306,7 +311,8 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
     set_task_cpu(p, cpu);
   }
   if (xp()) {
-    bool remote = feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu);
+    bool remote =
+        feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu);
     explain_->end(fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : ""));
   }
   ttwu_queue(p, cpu, wf);
@@ -873,18 +879,37 @@ std::string KernelImpl::cpu_state(int cpu) const {
 int Kernel::create_task_group(const TaskGroupAttr& g) {
   auto& tgs = impl_->tgs_;
   if (g.parent < 0 || g.parent >= static_cast<int>(tgs.size()))
-    throw InputError(fmt::format("task group {}: parent group {} does not exist", g.name, g.parent));
+    throw InputError(
+        fmt::format("task group {}: parent group {} does not exist", g.name, g.parent));
   if (g.weight < 1 || g.weight > 10000)
-    throw InputError(fmt::format("task group {}: cpu.weight {} is outside 1..10000", g.name, g.weight));
+    throw InputError(
+        fmt::format("task group {}: cpu.weight {} is outside 1..10000", g.name, g.weight));
   if (g.latency_nice < kLatencyNiceMin || g.latency_nice > kLatencyNiceMax)
-    throw InputError(fmt::format("task group {}: cpu.latency-nice {} is outside {}..{}", g.name, g.latency_nice,
-                                 kLatencyNiceMin, kLatencyNiceMax));
-  if (tgs.size() >= 100000) throw InputError(fmt::format("task group {}: more than 100000 task groups", g.name));
+    throw InputError(fmt::format("task group {}: cpu.latency-nice {} is outside {}..{}", g.name,
+                                 g.latency_nice, kLatencyNiceMin, kLatencyNiceMax));
+  if (tgs.size() >= 100000)
+    throw InputError(fmt::format("task group {}: more than 100000 task groups", g.name));
   tgs.push_back(g);
   return static_cast<int>(tgs.size()) - 1;
 }
-const TaskGroupAttr& Kernel::task_group(int id) const { return impl_->tgs_.at(static_cast<size_t>(id)); }
+const TaskGroupAttr& Kernel::task_group(int id) const {
+  return impl_->tgs_.at(static_cast<size_t>(id));
+}
 int Kernel::nr_task_groups() const { return static_cast<int>(impl_->tgs_.size()); }
+void Kernel::set_spawn_group(int group) {
+  if (group < 0 || group >= nr_task_groups())
+    throw InputError(fmt::format("task group {} does not exist", group));
+  impl_->spawn_group_ = group;
+}
+
+bool KernelImpl::group_is_idle(int g) const {
+  for (int depth = 0; g > 0 && depth < 1000; ++depth) {
+    const TaskGroupAttr& tg = tgs_[static_cast<size_t>(g)];
+    if (tg.idle) return true;
+    g = tg.parent;
+  }
+  return false;
+}
 std::string Kernel::schedstat() const { return impl_->schedstat_text(); }
 
 }  // namespace schedtwin::kernel

@@ -12,16 +12,15 @@ namespace {
 
 // sched_prio_to_weight / sched_prio_to_wmult (kernel/sched/core.c).
 constexpr std::array<unsigned long, 40> kPrioToWeight = {
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
-    9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
-    1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
-    110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906,  3121,  2501,  1991,  1586,  1277,  1024,  820,   655,   526,   423,  335,  272,  215,
+    172,   137,   110,   87,    70,    56,    45,    36,    29,    23,    18,   15};
 constexpr std::array<std::uint32_t, 40> kPrioToWmult = {
-    48388,     59856,     76040,     92818,     118348,    147320,    184698,    229616,
-    287308,    360437,    449829,    563644,    704093,    875809,    1099582,   1376151,
-    1717300,   2157191,   2708050,   3363326,   4194304,   5237765,   6557202,   8165337,
-    10153587,  12820798,  15790321,  19976592,  24970740,  31350126,  39045157,  49367440,
-    61356676,  76695844,  95443717,  119304647, 148102320, 186737708, 238609294, 286331153};
+    48388,    59856,    76040,    92818,     118348,    147320,    184698,    229616,
+    287308,   360437,   449829,   563644,    704093,    875809,    1099582,   1376151,
+    1717300,  2157191,  2708050,  3363326,   4194304,   5237765,   6557202,   8165337,
+    10153587, 12820798, 15790321, 19976592,  24970740,  31350126,  39045157,  49367440,
+    61356676, 76695844, 95443717, 119304647, 148102320, 186737708, 238609294, 286331153};
 
 constexpr std::uint32_t WMULT_CONST = ~0u;
 constexpr int WMULT_SHIFT = 32;
@@ -87,8 +86,11 @@ sched_entity* pick_next_after(cfs_rq& cfs, sched_entity& se) {
 }  // namespace
 
 // set_load_weight (kernel/sched/core.c): SCHED_IDLE tasks get WEIGHT_IDLEPRIO whatever their nice.
+// A task of a cpu.idle group gets it too: the flat model's stand-in for the group entity's
+// shares of 3 (sched_group_set_idle, v5.15).
 void KernelImpl::set_load_weight(Task& p) {
-  if (p.policy == Policy::Idle) {
+  p.h_idle = p.policy == Policy::Idle || group_is_idle(p.group);
+  if (p.h_idle) {
     p.se.load.weight = WEIGHT_IDLEPRIO;
     p.se.load.inv_weight = WMULT_IDLEPRIO;
     return;
@@ -142,7 +144,8 @@ void KernelImpl::update_curr(cfs_rq& cfs) {
 
 // __sched_period (fair.c v5.4).
 Time KernelImpl::__sched_period(unsigned long nr_running) const {
-  if (nr_running > sched_nr_latency) return static_cast<Time>(nr_running) * sysctl_sched_min_granularity;
+  if (nr_running > sched_nr_latency)
+    return static_cast<Time>(nr_running) * sysctl_sched_min_granularity;
   return sysctl_sched_latency;
 }
 
@@ -163,7 +166,8 @@ Time KernelImpl::sched_vslice(cfs_rq& cfs, sched_entity& se) {
 // with GENTLE_FAIR_SLEEPERS; never moves an entity backwards.
 void KernelImpl::place_entity(cfs_rq& cfs, sched_entity& se, bool initial) {
   std::uint64_t vruntime = cfs.min_vruntime;
-  if (initial && feat(Feature::START_DEBIT)) vruntime += static_cast<std::uint64_t>(sched_vslice(cfs, se));
+  if (initial && feat(Feature::START_DEBIT))
+    vruntime += static_cast<std::uint64_t>(sched_vslice(cfs, se));
   if (!initial) {
     Time thresh = sysctl_sched_latency;
     if (feat(Feature::GENTLE_FAIR_SLEEPERS)) thresh >>= 1;
@@ -213,7 +217,7 @@ void KernelImpl::enqueue_task_fair(Rq& rq, Task& p, int flags) {
   if (!p.se.on_rq) {
     enqueue_entity(cfs, p.se, flags);
     cfs.h_nr_running++;
-    if (p.policy == Policy::Idle) cfs.idle_h_nr_running++;
+    if (p.h_idle) cfs.idle_h_nr_running++;
   }
   rq.nr_running++;
   if (rq.nr_running >= 2) rd_overload_ = true;  // add_nr_running
@@ -225,11 +229,12 @@ void KernelImpl::dequeue_task_fair(Rq& rq, Task& p, int flags) {
   bool was_sched_idle = sched_idle_rq(rq);
   dequeue_entity(cfs, p.se, flags);
   cfs.h_nr_running--;
-  if (p.policy == Policy::Idle) cfs.idle_h_nr_running--;
+  if (p.h_idle) cfs.idle_h_nr_running--;
   rq.nr_running--;
   if (feat(Feature::UTIL_EST)) util_est_dequeue(cfs, p, flags & DEQUEUE_SLEEP);
   // 323af6deaf70 (v5.6): balance early to pull work to a CPU left with SCHED_IDLE tasks.
-  if (feat(Feature::SCHED_IDLE_CONSISTENT) && !was_sched_idle && sched_idle_rq(rq)) rq.next_balance = jiffies();
+  if (feat(Feature::SCHED_IDLE_CONSISTENT) && !was_sched_idle && sched_idle_rq(rq))
+    rq.next_balance = jiffies();
 }
 
 void KernelImpl::clear_buddies(cfs_rq& cfs, sched_entity& se) {
@@ -352,7 +357,7 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   bool next_buddy_marked = false;
   if (&se == &pse) return;
   auto set_next_buddy = [&](sched_entity& e) {
-    if (task(e.task).policy == Policy::Idle) return;
+    if (task(e.task).h_idle) return;
     cfs.next = &e;
   };
   if (feat(Feature::NEXT_BUDDY) && scale) {
@@ -361,8 +366,10 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   }
   if (rq.need_resched) return;
   bool preempt = false;
-  if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
+  if (curr.h_idle && !p.h_idle) {
     preempt = true;
+  } else if (curr.h_idle != p.h_idle) {
+    return;  // an idle entity never preempts a non-idle one (v5.15 se_is_idle rule)
   } else {
     if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
     update_curr(cfs);
@@ -374,7 +381,7 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   if (!preempt) return;
   resched_curr(rq.cpu);
   if (!se.on_rq) return;
-  if (feat(Feature::LAST_BUDDY) && scale && curr.policy != Policy::Idle) cfs.last = &se;
+  if (feat(Feature::LAST_BUDDY) && scale && !curr.h_idle) cfs.last = &se;
 }
 
 // yield_task_fair (fair.c v5.4).

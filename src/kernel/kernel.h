@@ -105,6 +105,9 @@ class Kernel {
   int create_task_group(const TaskGroupAttr& g);
   const TaskGroupAttr& task_group(int id) const;
   int nr_task_groups() const;
+  // Tasks created from outside any task (a workload's first task) join `group`; tasks
+  // forked by a task join their parent's group.
+  void set_spawn_group(int group);
 
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);

@@ -315,7 +315,9 @@ class KernelImpl {
   bool nohz_idle_balance(int cpu);
   std::string schedstat_text() const;
   // ---- sched-idle balancing RFC (series 4, fair-class.md §8) ----
-  bool task_h_idle(const Task& p) const { return p.policy == Policy::Idle; }
+  bool task_h_idle(const Task& p) const { return p.h_idle; }
+  bool group_is_idle(int g) const;  // cpu.idle on the group or an ancestor
+  int spawn_group_ = 0;             // group of tasks created with no parent task
   bool cfs_rq_overloaded(const Rq& rq) const { return rq.cfs.h_nr_running - rq.cfs.idle_h_nr_running > 1; }
   bool need_pull_cfs_task(const Rq& rq) const { return rq.cfs.h_nr_running == rq.cfs.idle_h_nr_running; }
   void update_overload_status(int cpu);

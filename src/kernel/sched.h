@@ -131,6 +131,9 @@ struct Task {
   int fork_cpu = -1;
   int group = 0;                    // task group id
   int latency_nice = 5;             // from the group (latency-nice RFC)
+  // se_is_idle / task_h_idle: SCHED_IDLE, or in a cpu.idle group (v5.15+). The flat model
+  // has no group entities: a task of an idle group stands for its group's idle entity.
+  bool h_idle = false;
   unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list
   int pending_move = -1;            // set_affinity of a running task: move after its step
 };
