@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   register_rtapp_command(app);
   register_messaging_commands(app);
   register_pingpong_command(app);
+  register_run_command(app);
   register_schbench_command(app);
   register_reproduce_command(app);
   register_compare_command(app);

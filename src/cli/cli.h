@@ -35,6 +35,7 @@ void register_rtapp_command(CLI::App& app);
 void register_domains_command(CLI::App& app);  // after register_machine_commands
 void register_messaging_commands(CLI::App& app);
 void register_pingpong_command(CLI::App& app);
+void register_run_command(CLI::App& app);
 void register_schbench_command(CLI::App& app);
 void register_reproduce_command(CLI::App& app);
 void register_compare_command(CLI::App& app);

@@ -31,6 +31,8 @@ double seconds(Time t) { return static_cast<double>(t) / 1e9; }
 
 }  // namespace
 
+nlohmann::json schbench_latency_json(const workload::SchbenchTable& t) { return latency_json(t); }
+
 std::string schbench_table_text(const workload::SchbenchTable& t) {
   std::string out = fmt::format("Latency percentiles (usec) runtime {} (s) ({} total samples)\n",
                                 t.runtime_s, t.samples);

@@ -23,6 +23,8 @@ namespace schedtwin::cli {
 //   ...
 //   \t  min=26024, max=138760
 std::string schbench_table_text(const workload::SchbenchTable& t);
+// wakeup_latency_us of --json: p50 .. p99_9, min, max (µs).
+nlohmann::json schbench_latency_json(const workload::SchbenchTable& t);
 
 // Everything the run writes: the warmup line and interval tables in order, then the final table.
 std::string schbench_text(const workload::SchbenchResult& r);

@@ -1,0 +1,100 @@
+// `schedtwin run SCENARIO.json`: two workloads in two groups, their own output shapes, the
+// JSON document, overrides from the command line, and one clear line for bad scenarios.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+Result run_bin(const std::string& args, bool want_stderr = false) {
+  Result r;
+  std::string cmd =
+      std::string(SCHEDTWIN_BIN) + " " + args + (want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  int st = pclose(f);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string p = (std::filesystem::temp_directory_path() /
+                   ("schedtwin-cli-run-" + std::to_string(getpid()) + "-" + name))
+                      .string();
+  std::ofstream(p) << text;
+  return p;
+}
+
+const char* kScenario = R"({
+  "machine": "hikey", "kernel": "v5.17", "features": "sched-idle-balancing", "duration_s": 2,
+  "groups": { "normal": {}, "noise": { "cpu.idle": 1 } },
+  "workloads": [ { "group": "normal", "schbench": ["-m", "1", "-t", "2", "-w", "0"] },
+                 { "group": "noise", "messaging": ["-g", "1", "-l", "100000"] } ] })";
+
+}  // namespace
+
+TEST(CliRun, TwoWorkloadsInTheirGroups) {
+  std::string f = write_temp("s.json", kScenario);
+  std::string j = write_temp("out.json", "");
+  std::filesystem::remove(j);
+  Result r = run_bin("run " + f + " --json " + j);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("== workload 0: schbench in group \"normal\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Latency percentiles (usec) runtime 2 (s)"), std::string::npos);
+  EXPECT_NE(r.out.find("== workload 1: messaging in group \"noise\""), std::string::npos);
+  EXPECT_NE(r.out.find("did not finish: "),
+            std::string::npos);  // 2 s is too short for 100000 loops
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(j));
+  EXPECT_EQ(doc["command"], "run");
+  EXPECT_EQ(doc["kernel"], "v5.17");
+  EXPECT_TRUE(doc["workloads"][0].contains("wakeup_latency_us"));
+  EXPECT_FALSE(doc["workloads"][1]["finished"].get<bool>());
+  EXPECT_GT(doc["workloads"][1]["messages"].get<double>(), 0);
+  // --features on the command line overrides the file; same seed, same bytes.
+  Result base = run_bin("run " + f + " --features NO_SIB_BALANCE");
+  EXPECT_EQ(base.rc, 0);
+  EXPECT_EQ(run_bin("run " + f).out, r.out);
+}
+
+TEST(CliRun, BadScenariosGetOneLineWithPosition) {
+  struct Case {
+    const char* text;
+    const char* want;
+  } cases[] = {
+      {R"({"duration_s": 1})", "\"workloads\" is missing"},
+      {R"({"duration_s": 0, "workloads": [{"schbench": []}]})",
+       "1:2: \"duration_s\": expected seconds"},
+      {R"({"duration_s": 1, "workloads": [{"group": "x", "schbench": []}]})", "no group \"x\""},
+      {R"({"duration_s": 1, "workloads": [{"fio": []}]})", "unknown workload key \"fio\""},
+      {R"({"duration_s": 1, "groups": {"g": {"cpu.idle": 2}}, "workloads": [{"schbench": []}]})",
+       "\"cpu.idle\" is 0 or 1"},
+      {R"({"duration_s": 1, "groups": {"g": {"cpu.latency-nice": 0}}, "workloads": [{"schbench": []}]})",
+       "cpu.latency-nice 0 is outside 1..100"},
+      {R"({"duration_s": 1, "workloads": [{"schbench": ["-m", "x"]}]})", "schbench arguments:"},
+      {R"({"duration_s": 1, "bogus": 1, "workloads": [{"schbench": []}]})",
+       "unknown key \"bogus\""},
+  };
+  int i = 0;
+  for (const Case& c : cases) {
+    std::string f = write_temp("bad" + std::to_string(i++) + ".json", c.text);
+    Result r = run_bin("run " + f, true);
+    EXPECT_NE(r.out.find(c.want), std::string::npos) << c.text << " -> " << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    Result rc = run_bin("run " + f);
+    EXPECT_EQ(rc.rc, 1) << c.text;
+  }
+}
