@@ -11,5 +11,6 @@ namespace schedtwin::cli {
 nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text);
 nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text);
 nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text);
+nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& text);
 
 }  // namespace schedtwin::cli

@@ -143,7 +143,7 @@ void register_reproduce_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "reproduce",
       "Reproduce the published experiments of the four series and print the simulated table beside the\n"
-      "published one, with the direction of each row marked. Implemented so far: sched-idle-fallback, latency-nice, runnable-avg.");
+      "published one, with the direction of each row marked. All four series are implemented.");
   sub->add_option("series", o->series, "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
       ->check(CLI::IsMember({"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
       ->capture_default_str();
@@ -162,6 +162,8 @@ void register_reproduce_command(CLI::App& app) {
         j[s] = reproduce_sched_idle_fallback(o->runs, text);
       } else if (std::string(s) == "latency-nice") {
         j[s] = reproduce_latency_nice(o->runs, o->full, text);
+      } else if (std::string(s) == "sched-idle-balancing") {
+        j[s] = reproduce_sched_idle_balancing(o->runs, o->full, text);
       } else if (std::string(s) == "runnable-avg") {
         j[s] = reproduce_runnable_avg(o->runs, o->full, text);
       } else {

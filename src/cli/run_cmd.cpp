@@ -11,6 +11,8 @@
 // duration_s ends every workload: schbench and pingpong run that long; messaging that has
 // not finished reports what it did. --machine, --kernel, --features and --seed on the
 // command line override the file.
+#include "cli/run_cmd.h"
+
 #include <fmt/core.h>
 
 #include <chrono>
@@ -77,6 +79,202 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
 
 }  // namespace
 
+ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& file, CommonOptions c,
+                             const ScenarioOverrides& ov) {
+  if (root.kind != JNode::Kind::Object) bad(file, root, "expected an object");
+  double duration_s = 0;
+  const JNode* groups = nullptr;
+  const JNode* workloads = nullptr;
+  for (const auto& [k, v] : root.members) {
+    auto str = [&] {
+      if (v.kind != JNode::Kind::String) bad(file, v, fmt::format("\"{}\": expected a string", k));
+      return v.s;
+    };
+    if (k == "machine") {
+      if (!ov.machine) c.machine = str();
+    } else if (k == "kernel") {
+      if (!ov.kernel) c.kernel = str();
+    } else if (k == "features") {
+      if (!ov.features) c.features = str();
+    } else if (k == "seed") {
+      if (v.kind != JNode::Kind::Int || v.i < 0)
+        bad(file, v, "\"seed\": expected a non-negative integer");
+      if (!ov.seed) c.seed = static_cast<std::uint64_t>(v.i);
+    } else if (k == "duration_s") {
+      if (!v.is_number() || !(v.number() > 0) || v.number() > 3600)
+        bad(file, v, "\"duration_s\": expected seconds in (0, 3600]");
+      duration_s = v.number();
+    } else if (k == "groups") {
+      if (v.kind != JNode::Kind::Object) bad(file, v, "\"groups\": expected an object of groups");
+      groups = &v;
+    } else if (k == "workloads") {
+      if (v.kind != JNode::Kind::Array || v.items.empty())
+        bad(file, v, "\"workloads\": expected a non-empty array");
+      workloads = &v;
+    } else {
+      bad(file, v,
+          fmt::format(
+              "unknown key \"{}\" (expected machine, kernel, features, seed, duration_s, groups, "
+              "workloads)",
+              k));
+    }
+  }
+  if (!workloads) bad(file, root, "\"workloads\" is missing");
+  if (duration_s <= 0) bad(file, root, "\"duration_s\" is missing");
+
+  Scenario s = make_scenario(c);
+  kernel::Kernel k(s.machine, s.config);
+  std::map<std::string, int> group_ids{{"", 0}, {"/", 0}};
+  if (groups) {
+    for (const auto& [name, g] : groups->members) {
+      if (g.kind != JNode::Kind::Object)
+        bad(file, g, fmt::format("group \"{}\": expected an object", name));
+      kernel::TaskGroupAttr a;
+      a.name = "/" + name;
+      for (const auto& [key, v] : g.members) {
+        if (!v.is_number() || v.kind == JNode::Kind::Float)
+          bad(file, v, fmt::format("group \"{}\": \"{}\" expects an integer", name, key));
+        if (key == "cpu.weight")
+          a.weight = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 100000));
+        else if (key == "cpu.idle") {
+          if (v.i != 0 && v.i != 1)
+            bad(file, v, fmt::format("group \"{}\": \"cpu.idle\" is 0 or 1", name));
+          a.idle = v.i == 1;
+        } else if (key == "cpu.latency-nice")
+          a.latency_nice = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 1000));
+        else
+          bad(file, v,
+              fmt::format(
+                  "group \"{}\": unknown key \"{}\" (cpu.weight, cpu.idle, cpu.latency-nice)", name,
+                  key));
+      }
+      try {
+        group_ids[name] = k.create_task_group(a);
+      } catch (const InputError& e) {
+        bad(file, g, e.what());
+      }
+    }
+  }
+
+  std::vector<Workload> ws;
+  const int whole_s = std::max(1, static_cast<int>(std::ceil(duration_s)));
+  for (const JNode& w : workloads->items) {
+    if (w.kind != JNode::Kind::Object) bad(file, w, "a workload is an object");
+    Workload x;
+    const JNode* args = nullptr;
+    for (const auto& [key, v] : w.members) {
+      if (key == "group") {
+        if (v.kind != JNode::Kind::String) bad(file, v, "\"group\": expected a group name");
+        if (!group_ids.count(v.s))
+          bad(file, v, fmt::format("\"group\": no group \"{}\" in \"groups\"", v.s));
+        x.group = v.s;
+        x.group_id = group_ids[v.s];
+      } else if (key == "schbench" || key == "messaging" || key == "hackbench" ||
+                 key == "pingpong") {
+        if (!x.kind.empty()) bad(file, v, "one subcommand per workload");
+        if (v.kind != JNode::Kind::Array)
+          bad(file, v, fmt::format("\"{}\": expected its arguments as an array", key));
+        x.kind = key;
+        args = &v;
+      } else {
+        bad(file, v,
+            fmt::format(
+                "unknown workload key \"{}\" (group, schbench, messaging, hackbench, pingpong)",
+                key));
+      }
+    }
+    if (!args)
+      bad(file, w, "the workload names no subcommand (schbench, messaging, hackbench, pingpong)");
+    k.set_spawn_group(x.group_id);
+    if (x.kind == "schbench") {
+      SchbenchArgs a;
+      parse_args(file, *args, x.kind, a, add_schbench_options);
+      a.p.runtime_s = whole_s;
+      workload::SchbenchParams p = schbench_params(a);
+      p.seed = s.config.seed;
+      workload::validate(p);
+      x.schbench = std::make_unique<workload::Schbench>(k, p);
+      x.schbench->start();
+    } else if (x.kind == "messaging" || x.kind == "hackbench") {
+      MessagingArgs a;
+      x.hackbench = x.kind == "hackbench";
+      parse_args(file, *args, x.kind, a,
+                 x.hackbench ? add_hackbench_options : add_messaging_options);
+      x.mp = x.hackbench ? hackbench_params(a) : messaging_params(a);
+      workload::validate(x.mp);
+      x.messaging = std::make_unique<workload::Messaging>(k, x.mp);
+      x.messaging->start();
+    } else {
+      PingpongArgs a;
+      parse_args(file, *args, x.kind, a, add_pingpong_options);
+      a.runtime_s = duration_s;
+      x.pp = pingpong_params(a);
+      workload::validate(x.pp);
+      x.pingpong = std::make_unique<workload::Pingpong>(k, x.pp);
+      x.pingpong->start();
+    }
+    ws.push_back(std::move(x));
+  }
+  k.set_spawn_group(0);
+  TraceOutputs traces = open_traces(c, k);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Time end = static_cast<Time>(duration_s * 1e9);
+  k.run_until(end);
+  // schbench ends at the main thread's next once-a-second check and joins its threads:
+  // let the run go on (at most a few seconds) until those that ran the duration finish.
+  for (int extra = 0; extra < 50; ++extra) {
+    bool pending = false;
+    for (const Workload& w : ws) pending |= w.schbench && !w.schbench->finished();
+    if (!pending) break;
+    k.run_until(k.now() + kNsPerSec / 10);
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  traces.finish();
+
+  std::string text =
+      fmt::format("scenario {} on {} ({} CPUs), kernel {}{}{}, seed {}: {} s\n", file,
+                  s.machine.name, s.machine.nr_cpus(), s.config.profile.name,
+                  c.features.empty() ? "" : " + ", c.features, s.config.seed, duration_s);
+  nlohmann::json j = common_json("run", s, k, wall);
+  for (size_t i = 0; i < ws.size(); ++i) {
+    Workload& w = ws[i];
+    text += fmt::format("\n== workload {}: {} in group \"{}\"\n", i, w.kind,
+                        w.group.empty() ? "/" : w.group);
+    nlohmann::json& jw = j["workloads"][i];
+    jw["kind"] = w.kind;
+    jw["group"] = w.group;
+    if (w.schbench) {
+      workload::SchbenchResult r = w.schbench->result();
+      text += schbench_text(r);
+      jw["wakeup_latency_us"] = schbench_latency_json(r.final_table);
+      jw["samples"] = r.final_table.samples;
+    } else if (w.messaging) {
+      workload::MessagingResult r = w.messaging->result();
+      if (w.messaging->finished()) {
+        text += w.hackbench ? hackbench_text(w.mp.groups, w.mp.fds, w.mp.loops, w.mp.datasize,
+                                             w.mp.threads, r.total_time())
+                            : perf_messaging_text(w.mp.groups, w.mp.fds, w.mp.threads,
+                                                  r.total_time(), false);
+        jw["total_time_s"] = static_cast<double>(r.total_time()) / 1e9;
+      } else {
+        text += fmt::format("did not finish: {} messages in {} s\n", r.messages, duration_s);
+      }
+      jw["messages"] = r.messages;
+      jw["finished"] = w.messaging->finished();
+    } else {
+      workload::PingpongResult r = w.pingpong->result();
+      text += pingpong_text(w.pp, r);
+      jw["throughput_gbps"] = r.throughput_bps() / 1e9;
+      jw["ops_per_s"] = r.ops_per_s();
+    }
+  }
+  add_kernel_reports(c, k, text, j);
+  ScenarioOutcome out;
+  out.text = std::move(text);
+  out.json = std::move(j);
+  return out;
+}
+
 void register_run_command(CLI::App& app) {
   struct Opts {
     CommonOptions common;
@@ -91,201 +289,16 @@ void register_run_command(CLI::App& app) {
   sub->add_option("scenario", o->scenario, "Scenario file (JSON)")->required();
   add_common_options(*sub, o->common);
   sub->callback([o, sub] {
-    const std::string& file = o->scenario;
-    JNode root = workload::read_relaxed_json_file(file);
-    if (root.kind != JNode::Kind::Object) bad(file, root, "expected an object");
-    CommonOptions c = o->common;
-    double duration_s = 0;
-    const JNode* groups = nullptr;
-    const JNode* workloads = nullptr;
-    for (const auto& [k, v] : root.members) {
-      auto str = [&] {
-        if (v.kind != JNode::Kind::String)
-          bad(file, v, fmt::format("\"{}\": expected a string", k));
-        return v.s;
-      };
-      if (k == "machine") {
-        if (!sub->get_option("--machine")->count()) c.machine = str();
-      } else if (k == "kernel") {
-        if (!sub->get_option("--kernel")->count()) c.kernel = str();
-      } else if (k == "features") {
-        if (!sub->get_option("--features")->count()) c.features = str();
-      } else if (k == "seed") {
-        if (v.kind != JNode::Kind::Int || v.i < 0)
-          bad(file, v, "\"seed\": expected a non-negative integer");
-        if (!sub->get_option("--seed")->count()) c.seed = static_cast<std::uint64_t>(v.i);
-      } else if (k == "duration_s") {
-        if (!v.is_number() || !(v.number() > 0) || v.number() > 3600)
-          bad(file, v, "\"duration_s\": expected seconds in (0, 3600]");
-        duration_s = v.number();
-      } else if (k == "groups") {
-        if (v.kind != JNode::Kind::Object) bad(file, v, "\"groups\": expected an object of groups");
-        groups = &v;
-      } else if (k == "workloads") {
-        if (v.kind != JNode::Kind::Array || v.items.empty())
-          bad(file, v, "\"workloads\": expected a non-empty array");
-        workloads = &v;
-      } else {
-        bad(file, v,
-            fmt::format(
-                "unknown key \"{}\" (expected machine, kernel, features, seed, duration_s, groups, "
-                "workloads)",
-                k));
-      }
-    }
-    if (!workloads) bad(file, root, "\"workloads\" is missing");
-    if (duration_s <= 0) bad(file, root, "\"duration_s\" is missing");
-
-    Scenario s = make_scenario(c);
-    kernel::Kernel k(s.machine, s.config);
-    std::map<std::string, int> group_ids{{"", 0}, {"/", 0}};
-    if (groups) {
-      for (const auto& [name, g] : groups->members) {
-        if (g.kind != JNode::Kind::Object)
-          bad(file, g, fmt::format("group \"{}\": expected an object", name));
-        kernel::TaskGroupAttr a;
-        a.name = "/" + name;
-        for (const auto& [key, v] : g.members) {
-          if (!v.is_number() || v.kind == JNode::Kind::Float)
-            bad(file, v, fmt::format("group \"{}\": \"{}\" expects an integer", name, key));
-          if (key == "cpu.weight")
-            a.weight = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 100000));
-          else if (key == "cpu.idle") {
-            if (v.i != 0 && v.i != 1)
-              bad(file, v, fmt::format("group \"{}\": \"cpu.idle\" is 0 or 1", name));
-            a.idle = v.i == 1;
-          } else if (key == "cpu.latency-nice")
-            a.latency_nice = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 1000));
-          else
-            bad(file, v,
-                fmt::format(
-                    "group \"{}\": unknown key \"{}\" (cpu.weight, cpu.idle, cpu.latency-nice)",
-                    name, key));
-        }
-        try {
-          group_ids[name] = k.create_task_group(a);
-        } catch (const InputError& e) {
-          bad(file, g, e.what());
-        }
-      }
-    }
-
-    std::vector<Workload> ws;
-    const int whole_s = std::max(1, static_cast<int>(std::ceil(duration_s)));
-    for (const JNode& w : workloads->items) {
-      if (w.kind != JNode::Kind::Object) bad(file, w, "a workload is an object");
-      Workload x;
-      const JNode* args = nullptr;
-      for (const auto& [key, v] : w.members) {
-        if (key == "group") {
-          if (v.kind != JNode::Kind::String) bad(file, v, "\"group\": expected a group name");
-          if (!group_ids.count(v.s))
-            bad(file, v, fmt::format("\"group\": no group \"{}\" in \"groups\"", v.s));
-          x.group = v.s;
-          x.group_id = group_ids[v.s];
-        } else if (key == "schbench" || key == "messaging" || key == "hackbench" ||
-                   key == "pingpong") {
-          if (!x.kind.empty()) bad(file, v, "one subcommand per workload");
-          if (v.kind != JNode::Kind::Array)
-            bad(file, v, fmt::format("\"{}\": expected its arguments as an array", key));
-          x.kind = key;
-          args = &v;
-        } else {
-          bad(file, v,
-              fmt::format(
-                  "unknown workload key \"{}\" (group, schbench, messaging, hackbench, pingpong)",
-                  key));
-        }
-      }
-      if (!args)
-        bad(file, w, "the workload names no subcommand (schbench, messaging, hackbench, pingpong)");
-      k.set_spawn_group(x.group_id);
-      if (x.kind == "schbench") {
-        SchbenchArgs a;
-        parse_args(file, *args, x.kind, a, add_schbench_options);
-        a.p.runtime_s = whole_s;
-        workload::SchbenchParams p = schbench_params(a);
-        p.seed = s.config.seed;
-        workload::validate(p);
-        x.schbench = std::make_unique<workload::Schbench>(k, p);
-        x.schbench->start();
-      } else if (x.kind == "messaging" || x.kind == "hackbench") {
-        MessagingArgs a;
-        x.hackbench = x.kind == "hackbench";
-        parse_args(file, *args, x.kind, a,
-                   x.hackbench ? add_hackbench_options : add_messaging_options);
-        x.mp = x.hackbench ? hackbench_params(a) : messaging_params(a);
-        workload::validate(x.mp);
-        x.messaging = std::make_unique<workload::Messaging>(k, x.mp);
-        x.messaging->start();
-      } else {
-        PingpongArgs a;
-        parse_args(file, *args, x.kind, a, add_pingpong_options);
-        a.runtime_s = duration_s;
-        x.pp = pingpong_params(a);
-        workload::validate(x.pp);
-        x.pingpong = std::make_unique<workload::Pingpong>(k, x.pp);
-        x.pingpong->start();
-      }
-      ws.push_back(std::move(x));
-    }
-    k.set_spawn_group(0);
-    TraceOutputs traces = open_traces(c, k);
-    const auto t0 = std::chrono::steady_clock::now();
-    const Time end = static_cast<Time>(duration_s * 1e9);
-    k.run_until(end);
-    // schbench ends at the main thread's next once-a-second check and joins its threads:
-    // let the run go on (at most a few seconds) until those that ran the duration finish.
-    for (int extra = 0; extra < 50; ++extra) {
-      bool pending = false;
-      for (const Workload& w : ws) pending |= w.schbench && !w.schbench->finished();
-      if (!pending) break;
-      k.run_until(k.now() + kNsPerSec / 10);
-    }
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    traces.finish();
-
-    std::string text =
-        fmt::format("scenario {} on {} ({} CPUs), kernel {}{}{}, seed {}: {} s\n", file,
-                    s.machine.name, s.machine.nr_cpus(), s.config.profile.name,
-                    c.features.empty() ? "" : " + ", c.features, s.config.seed, duration_s);
-    nlohmann::json j = common_json("run", s, k, wall);
-    for (size_t i = 0; i < ws.size(); ++i) {
-      Workload& w = ws[i];
-      text += fmt::format("\n== workload {}: {} in group \"{}\"\n", i, w.kind,
-                          w.group.empty() ? "/" : w.group);
-      nlohmann::json& jw = j["workloads"][i];
-      jw["kind"] = w.kind;
-      jw["group"] = w.group;
-      if (w.schbench) {
-        workload::SchbenchResult r = w.schbench->result();
-        text += schbench_text(r);
-        jw["wakeup_latency_us"] = schbench_latency_json(r.final_table);
-        jw["samples"] = r.final_table.samples;
-      } else if (w.messaging) {
-        workload::MessagingResult r = w.messaging->result();
-        if (w.messaging->finished()) {
-          text += w.hackbench ? hackbench_text(w.mp.groups, w.mp.fds, w.mp.loops, w.mp.datasize,
-                                               w.mp.threads, r.total_time())
-                              : perf_messaging_text(w.mp.groups, w.mp.fds, w.mp.threads,
-                                                    r.total_time(), false);
-          jw["total_time_s"] = static_cast<double>(r.total_time()) / 1e9;
-        } else {
-          text += fmt::format("did not finish: {} messages in {} s\n", r.messages, duration_s);
-        }
-        jw["messages"] = r.messages;
-        jw["finished"] = w.messaging->finished();
-      } else {
-        workload::PingpongResult r = w.pingpong->result();
-        text += pingpong_text(w.pp, r);
-        jw["throughput_gbps"] = r.throughput_bps() / 1e9;
-        jw["ops_per_s"] = r.ops_per_s();
-      }
-    }
-    add_kernel_reports(c, k, text, j);
-    std::cout << text;
-    if (!c.json_out.empty()) write_file_atomically(c.json_out, j.dump(2) + "\n");
+    ScenarioOverrides ov;
+    ov.machine = sub->get_option("--machine")->count() > 0;
+    ov.kernel = sub->get_option("--kernel")->count() > 0;
+    ov.features = sub->get_option("--features")->count() > 0;
+    ov.seed = sub->get_option("--seed")->count() > 0;
+    ScenarioOutcome out =
+        run_scenario(workload::read_relaxed_json_file(o->scenario), o->scenario, o->common, ov);
+    std::cout << out.text;
+    if (!o->common.json_out.empty())
+      write_file_atomically(o->common.json_out, out.json.dump(2) + "\n");
   });
 }
 

@@ -1,0 +1,112 @@
+// reproduce sched-idle-balancing (seed-series.md §4; Abel Wu, "sched/fair: introduce
+// sched-idle balance", RFC, Feb 2022) on xeon-e5-2650v4, profile v5.17 with every SIB_*
+// flag off (baseline) and on: schbench -m 2 -t 24 quiet and beside messaging -g 1 in an
+// idle group (scenario files), and the messaging -g N sweep.
+#include <fmt/core.h>
+
+#include "cli/messaging_cmd.h"
+#include "cli/reproduce.h"
+#include "cli/run_cmd.h"
+#include "metrics/compare_stats.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+constexpr const char* kOff =
+    "NO_SIB_OVERLOAD_MASK,NO_SIB_BALANCE,NO_SIB_LAST_NONIDLE,NO_SIB_SIS_FILTER,NO_SIB_IDLE_TASK_"
+    "SPREAD";
+
+std::string scenario(bool noisy, double duration_s) {
+  return fmt::format(
+      R"({{ "machine": "xeon-e5-2650v4", "kernel": "v5.17", "duration_s": {},
+    "groups": {{ "normal": {{}}, "noise": {{ "cpu.idle": 1 }} }},
+    "workloads": [ {{ "group": "normal", "schbench": ["-m", "2", "-t", "24", "-w", "{}"] }}{} ] }})",
+      duration_s, duration_s >= 10 ? 5 : 1,
+      noisy ? R"(, { "group": "noise", "messaging": ["-g", "1", "-l", "4000000"] })" : "");
+}
+
+std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
+
+}  // namespace
+
+nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& text) {
+  const double duration_s = full ? 60 : 10;
+  if (!full) runs = std::min(runs, 3);
+  text += fmt::format(
+      "\nsched-idle balancing (Abel Wu, 2022; RFC): xeon-e5-2650v4, v5.17 with the SIB flags off "
+      "against on,\n"
+      "schbench -m 2 -t 24 for {} s, wakeup latency in us, mean over seeds 1-{}.\n\n",
+      duration_s, runs);
+  text += fmt::format("{:<7} {:>28} {:>28}\n", "case", "baseline p50 / p99 / p99.9",
+                      "with p50 / p99 / p99.9");
+  nlohmann::json j;
+  double p99[2][2] = {}, p50[2][2] = {};
+  for (int noisy = 0; noisy < 2; ++noisy) {
+    double v[2][3] = {};
+    for (int with = 0; with < 2; ++with)
+      for (int seed = 1; seed <= runs; ++seed) {
+        CommonOptions c;
+        c.features = with ? "sched-idle-balancing" : kOff;
+        c.seed = static_cast<std::uint64_t>(seed);
+        ScenarioOverrides ov;
+        ov.features = ov.seed = true;
+        std::string name = noisy ? "sched-idle-balancing-noisy" : "sched-idle-balancing-quiet";
+        auto out = run_scenario(workload::parse_relaxed_json(scenario(noisy, duration_s), name),
+                                name, c, ov);
+        const auto& w = out.json["workloads"][0]["wakeup_latency_us"];
+        v[with][0] += w["p50"].get<double>() / runs;
+        v[with][1] += w["p99"].get<double>() / runs;
+        v[with][2] += w["p99_9"].get<double>() / runs;
+      }
+    for (int with = 0; with < 2; ++with) {
+      p50[noisy][with] = v[with][0];
+      p99[noisy][with] = v[with][1];
+    }
+    const char* label = noisy ? "noisy" : "quiet";
+    text += fmt::format("{:<7} {:>28} {:>28}\n", label,
+                        fmt::format("{:.0f} / {:.0f} / {:.0f}", v[0][0], v[0][1], v[0][2]),
+                        fmt::format("{:.0f} / {:.0f} / {:.0f}", v[1][0], v[1][1], v[1][2]));
+    j[label] = {{"baseline", {{"p50", v[0][0]}, {"p99", v[0][1]}, {"p99_9", v[0][2]}}},
+                {"with", {{"p50", v[1][0]}, {"p99", v[1][1]}, {"p99_9", v[1][2]}}}};
+  }
+  auto within = [](double a, double b) { return a <= 1.2 * b && b <= 1.2 * a; };
+  bool quiet_ok = within(p50[0][0], p50[0][1]) && within(p99[0][0], p99[0][1]);
+  bool noisy_ok = p99[1][1] * 3 <= p99[1][0];
+  text += "\ndirections:\n";
+  text += fmt::format("  quiet: p50 and p99 agree within 20 % [alike]  {}\n", verdict(quiet_ok));
+  text += fmt::format("  noisy: p99 falls {:.1f}x [about 10x; 3x asked]  {}\n",
+                      p99[1][1] > 0 ? p99[1][0] / p99[1][1] : 0.0, verdict(noisy_ok));
+  j["quiet_match"] = quiet_ok;
+  j["noisy_match"] = noisy_ok;
+  if (!full) text += "  (the messaging -g 1..20 sweep runs with --full)\n";
+  if (full) {
+    text +=
+        "\nperf bench sched messaging -g N -l 4000, seconds (published: 2-6 % faster with the "
+        "change)\n";
+    for (int g : {1, 3, 5, 10, 20}) {
+      double t[2] = {};
+      for (int with = 0; with < 2; ++with)
+        for (int seed = 1; seed <= runs; ++seed) {
+          CommonOptions c;
+          c.machine = "xeon-e5-2650v4";
+          c.kernel = "v5.17";
+          c.features = with ? "sched-idle-balancing" : kOff;
+          c.seed = static_cast<std::uint64_t>(seed);
+          workload::MessagingParams p;
+          p.groups = g;
+          p.loops = 4000;
+          t[with] +=
+              run_messaging_command(c, p, "messaging").json["total_time_s"].get<double>() / runs;
+        }
+      double imp = 100.0 * (t[0] - t[1]) / t[0];
+      text += fmt::format("  -g {:>2}: {:.3f} -> {:.3f}  {:+.2f} %  {}\n", g, t[0], t[1], imp,
+                          verdict(imp >= -1));
+      j["messaging"][std::to_string(g)] = {
+          {"baseline_s", t[0]}, {"with_s", t[1]}, {"improvement_pct", imp}};
+    }
+  }
+  return j;
+}
+
+}  // namespace schedtwin::cli
