@@ -51,12 +51,6 @@ struct Workload {
   throw InputError(fmt::format("{}:{}:{}: {}", file, n.line, n.col, what));
 }
 
-const JNode* member(const JNode& o, const char* key) {
-  for (const auto& [k, v] : o.members)
-    if (k == key) return &v;
-  return nullptr;
-}
-
 // Parses a workload's arguments with its subcommand's own option definitions.
 template <typename Args, typename Define>
 void parse_args(const std::string& file, const JNode& arr, const std::string& kind, Args& a,
