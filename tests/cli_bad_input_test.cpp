@@ -644,7 +644,11 @@ TEST_P(CliBadInput, AnswersWithOneLineAndLeavesNothingBehind) {
   EXPECT_NE(err.find(expect), std::string::npos) << "expected: " << expect << "\n     got: " << err;
   EXPECT_EQ(tree(work), before) << "files were left behind";
   EXPECT_FALSE(fs::exists("/proc/schedtwin.json.tmp"));
-  if (!HasFailure()) fs::remove_all(base);
+  if (!HasFailure()) {
+    fs::remove_all(base);
+    std::error_code ec;
+    fs::remove(base.parent_path(), ec);  // the process's directory, once empty
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CliBadInput, ::testing::ValuesIn(cases()),
@@ -707,6 +711,8 @@ TEST(CliBadInputTable, TheBaseInputsAreGood) {
   EXPECT_TRUE(fs::exists(dir / "logs" / "rt-app-t-0.log"));
   EXPECT_TRUE(fs::exists(dir / "out.json"));
   fs::remove_all(dir);
+  std::error_code ec;
+  fs::remove(dir.parent_path(), ec);
 }
 
 }  // namespace

@@ -14,7 +14,15 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--features", o.features,
                  "Feature list in the kernel's syntax, applied left to right on the profile "
                  "(NO_ prefix turns a flag off; series names stand for their flags)");
-  sub.add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  sub.add_option("--seed", o.seed, "Random seed (a non-negative integer)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
+                       ? std::string()
+                       : "expected a non-negative integer, got '" + v + "'";
+          },
+          "UINT"))
+      ->capture_default_str();
   sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(CLI::Range(100, 1000));
   sub.add_option("--json", o.json_out, "Write all figures of the run as one JSON document to FILE");
   sub.add_flag("--lb-stats", o.lb_stats,
