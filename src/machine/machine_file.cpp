@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/counting_iter.h"
 #include "engine/error.h"
 #include "machine/capture.h"
 
@@ -36,24 +37,7 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 // placed at its key.
 using Positions = std::map<std::string, std::pair<int, int>>;
 
-// Counts the characters nlohmann's lexer consumes, so that SAX callbacks know where they are.
-struct CountingIter {
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-  const char* p;
-  std::size_t* pos;
-  const char& operator*() const { return *p; }
-  CountingIter& operator++() {
-    ++p;
-    ++*pos;
-    return *this;
-  }
-  bool operator==(const CountingIter& o) const { return p == o.p; }
-  bool operator!=(const CountingIter& o) const { return p != o.p; }
-};
+using engine::CountingIter;
 
 class PositionIndex : public nlohmann::json_sax<json> {
  public:

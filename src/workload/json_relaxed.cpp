@@ -11,6 +11,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "engine/counting_iter.h"
 #include "engine/error.h"
 
 namespace schedtwin::workload {
@@ -128,24 +129,7 @@ Cleaned clean(std::string_view in) {
   return out;
 }
 
-// Counts characters as nlohmann's lexer consumes them, so SAX callbacks know where they are.
-struct CountingIter {
-  using iterator_category = std::input_iterator_tag;
-  using value_type = char;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const char*;
-  using reference = const char&;
-  const char* p;
-  std::size_t* pos;
-  const char& operator*() const { return *p; }
-  CountingIter& operator++() {
-    ++p;
-    ++*pos;
-    return *this;
-  }
-  bool operator==(const CountingIter& o) const { return p == o.p; }
-  bool operator!=(const CountingIter& o) const { return p != o.p; }
-};
+using engine::CountingIter;
 
 class Builder : public nlohmann::json_sax<nlohmann::json> {
  public:
@@ -216,7 +200,8 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     return open(std::move(n));
   }
   bool end_array() override { return close(); }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
     int line, col;
     locate(position == 0 ? 0 : position - 1, line, col);
     std::string what = ex.what();
@@ -317,7 +302,8 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     if (static_cast<int>(stack_.size()) >= kMaxJsonDepth) {
       int line, col;
       position(n.kind, line, col);
-      error = fmt::format("{}:{}:{}: nesting deeper than {} levels", origin_, line, col, kMaxJsonDepth);
+      error =
+          fmt::format("{}:{}:{}: nesting deeper than {} levels", origin_, line, col, kMaxJsonDepth);
       return false;
     }
     JNode* where;
