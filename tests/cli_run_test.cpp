@@ -10,31 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_test_util.h"
+
+using namespace schedtwin;
+
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
-
-Result run_bin(const std::string& args, bool want_stderr = false) {
-  Result r;
-  std::string cmd =
-      std::string(SCHEDTWIN_BIN) + " " + args + (want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
-  int st = pclose(f);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using Result = testutil::CliResult;
+using testutil::run_bin;
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  std::string p = (std::filesystem::temp_directory_path() /
-                   ("schedtwin-cli-run-" + std::to_string(getpid()) + "-" + name))
-                      .string();
+  std::string p = testutil::temp_path("run", name);
   std::ofstream(p) << text;
   return p;
 }

@@ -16,36 +16,17 @@
 
 #include "cli/compare_cmd.h"
 #include "cli/schbench_cmd.h"
+#include "cli_test_util.h"
 
 using namespace schedtwin;
 using namespace schedtwin::cli;
 
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
+using Result = testutil::CliResult;
+using testutil::run_bin;
 
-// Runs the binary with `args` (stderr discarded) and returns its exit status and stdout.
-Result run_bin(const std::string& args) {
-  Result r;
-  std::string cmd = std::string(SCHEDTWIN_BIN) + " " + args + " 2>/dev/null";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
-  int st = pclose(f);
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() /
-          ("schedtwin-cli-schbench-" + std::to_string(getpid()) + "-" + name))
-      .string();
-}
+std::string temp_path(const std::string& name) { return testutil::temp_path("schbench", name); }
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream f(path);
