@@ -262,7 +262,7 @@ TEST(Check, ACorruptedRunQueueStopsTheRun) {
     FAIL() << "no CheckError";
   } catch (const CheckError& e) {
     std::string what = e.what();
-    EXPECT_NE(what.find("cpu0: idle_h_nr_running=1 but 0 SCHED_IDLE tasks queued"),
+    EXPECT_NE(what.find("cpu0: idle_h_nr_running=1 but 0 idle tasks queued below"),
               std::string::npos)
         << what;
     EXPECT_NE(what.find("cpu0 curr="), std::string::npos);  // the dump

@@ -46,12 +46,27 @@ const char* balance_type_name(int idle) {
   return idle >= 0 && idle < 3 ? names[idle] : "?";
 }
 
-// update_blocked_averages (fair.c v5.7, !CONFIG_FAIR_GROUP_SCHED): decay the load an
-// idle CPU's cfs_rq still carries from tasks that slept or left.
+// update_blocked_averages (__update_blocked_fair, fair.c v5.7): decay the load the CPU's
+// cfs_rqs still carry from tasks that slept or left, children before parents (a group is
+// created after its parent, so descending ids are a bottom-up order), and propagate each
+// group's change into its entity. Groups whose cfs_rq has fully decayed are skipped, as
+// the kernel drops them from its leaf list.
 void KernelImpl::update_blocked_averages(int cpu) {
   Rq& rq = cpu_rq(cpu);
+  bool others_have_blocked = false;
+  for (size_t g = tg_rt_.size(); g-- > 1;) {
+    GroupCpu& gc = tg_rt_[g].cpu[static_cast<size_t>(cpu)];
+    cfs_rq& cfs = gc.cfs;
+    if (!cfs.nr_running && !cfs.avg.load_sum && !cfs.avg.util_sum && !cfs.avg.runnable_sum &&
+        !cfs.propagate && !cfs.removed.nr && !cfs.tg_load_avg_contrib)
+      continue;
+    if (update_cfs_rq_load_avg(now_, cfs)) update_tg_load_avg(cfs);
+    // skip_blocked_update
+    if (gc.se.avg.load_avg || gc.se.avg.util_avg || cfs.propagate) update_load_avg(*gc.se.cfs, gc.se, 0);
+    others_have_blocked |= cfs.avg.load_avg || cfs.avg.util_avg || cfs.avg.runnable_avg;
+  }
   update_cfs_rq_load_avg(now_, rq.cfs);
-  rq.has_blocked_load = rq.cfs.avg.load_avg || rq.cfs.avg.util_avg || rq.cfs.avg.runnable_avg;
+  rq.has_blocked_load = others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg || rq.cfs.avg.runnable_avg;
 }
 
 // get_sd_balance_interval (fair.c v5.7), in jiffies.
@@ -392,7 +407,7 @@ int KernelImpl::find_busiest_queue(lb_env& env, int group) {
 // task_hot (fair.c v5.7).
 int KernelImpl::task_hot(Task& p, const lb_env& env) {
   if (p.policy == Policy::Idle) return 0;
-  cfs_rq& cfs = cpu_rq(p.cpu).cfs;
+  cfs_rq& cfs = *p.se.cfs;
   if (feat(Feature::CACHE_HOT_BUDDY) && cpu_rq(env.dst_cpu).nr_running &&
       (cfs.next == &p.se || cfs.last == &p.se))
     return 1;
@@ -450,16 +465,14 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
 // detach_task + migrate_task_rq_fair for a queued task (fair.c v5.7): dequeue, move the
 // PELT signals (detach now, attach at the destination), forget cache hotness.
 void KernelImpl::detach_task_lb(Task& p, int dst_cpu) {
-  Rq& src = cpu_rq(p.cpu);
   if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p.se.task, p.cpu, dst_cpu);
-  update_curr(src.cfs);
   deactivate_task(p.cpu, p.se.task, DEQUEUE_SAVE | DEQUEUE_MOVE);
-  update_load_avg(src.cfs, p.se, 0);
-  detach_entity_load_avg(src.cfs, p.se);
+  detach_entity_cfs_rq(p.se);
   p.se.avg.last_update_time = 0;
   p.se.exec_start = 0;
   if (!cpus_share_cache(p.cpu, dst_cpu)) p.migrated_cold = true;
   p.cpu = dst_cpu;
+  set_task_rq(p, dst_cpu);
   p.nr_migrations++;
   lb_stats_.migrations++;
 }
@@ -493,7 +506,7 @@ int KernelImpl::detach_tasks(lb_env& env) {
     if (take) {
       switch (env.mtype) {
         case migrate_load: {
-          long load = std::max<long>(static_cast<long>(p.se.avg.load_avg), 1);  // task_h_load
+          long load = std::max<long>(static_cast<long>(task_h_load(p)), 1);
           if (load / 2 > env.imbalance &&
               sd.nr_balance_failed <= static_cast<unsigned>(lvl.cache_nice_tries))
             take = false;

@@ -2,8 +2,8 @@
 // violation stops the run with a CheckError that names the invariant and dumps the
 // run queues; the wasted-cores condition is only counted.
 //
-// Checked: per CPU, nr_running / h_nr_running / idle_h_nr_running / load.weight agree
-// with the queued entities and cfs_tasks; the timeline is in vruntime order; the running
+// Checked: per CPU and per cfs_rq of the hierarchy, nr_running / h_nr_running /
+// idle_h_nr_running / load.weight agree with the queued entities and cfs_tasks; the timeline is in vruntime order; the running
 // task is the rq's curr, on this CPU, and current nowhere else; every task is in exactly
 // one state consistent with where it is queued; PELT averages of tasks within their
 // bounds (util and runnable <= 1024, load <= weight).
@@ -20,11 +20,17 @@ std::string KernelImpl::dump_state() const {
     out += fmt::format("  cpu{} curr={} nr_running={} h_nr_running={} idle_h={} queued=[", c,
                        rq.curr == kNoTask ? std::string("idle") : task_label(rq.curr),
                        rq.nr_running, rq.cfs.h_nr_running, rq.cfs.idle_h_nr_running);
-    for (const sched_entity& se : rq.cfs.timeline) out += fmt::format(" {}", task_label(se.task));
+    for (const sched_entity& se : rq.cfs_tasks) out += fmt::format(" {}", task_label(se.task));
     out += " ]\n";
   }
   return out;
 }
+
+namespace {
+struct LevelCount {
+  unsigned h = 0, idle_h = 0;
+};
+}  // namespace
 
 void KernelImpl::check_invariants() {
   auto fail = [&](const std::string& what) {
@@ -33,53 +39,70 @@ void KernelImpl::check_invariants() {
   };
   check_running_.assign(tasks_.size(), -1);
   std::size_t queued_total = 0;
-  for (int c = 0; c < nr_cpus(); ++c) {
-    const Rq& rq = rq_[static_cast<size_t>(c)];
-    const cfs_rq& cfs = rq.cfs;
-    unsigned queued = 0, idle = 0;
+  // One cfs_rq and, through group entities, the queues below it: counts agree with the
+  // entities, the timeline is in vruntime order, tasks are where task_cpu says.
+  auto check_cfs = [&](auto& self, const cfs_rq& cfs, int c) -> LevelCount {
+    LevelCount n;
+    unsigned queued = 0;
     unsigned long weight = 0;
+    const std::string where = cfs.tg ? fmt::format("cpu{} group {}", c, tgs_[static_cast<size_t>(cfs.tg)].name)
+                                     : fmt::format("cpu{}", c);
+    auto visit = [&](const sched_entity& se) {
+      if (se.cfs != &cfs) fail(fmt::format("{}: an entity queued here names another cfs_rq", where));
+      ++queued;
+      weight += se.load.weight;
+      if (se.my_q) {
+        LevelCount sub = self(self, *se.my_q, c);
+        if (!sub.h) fail(fmt::format("{}: a group entity is queued with an empty cfs_rq", where));
+        n.h += sub.h;
+        n.idle_h += se.my_q->idle ? sub.h : sub.idle_h;
+        return;
+      }
+      const Task& t = tasks_[static_cast<size_t>(se.task)];
+      if (t.cpu != c)
+        fail(fmt::format("{} is queued on cpu{} but task_cpu is {}", task_label(se.task), c, t.cpu));
+      if (&se != cfs.curr && t.state != TaskState::Runnable)
+        fail(fmt::format("{} is queued on cpu{} in state {}", task_label(se.task), c, static_cast<int>(t.state)));
+      ++queued_total;
+      n.h++;
+      n.idle_h += t.policy == Policy::Idle;
+    };
     const sched_entity* prev = nullptr;
     for (const sched_entity& se : cfs.timeline) {
       if (prev && static_cast<std::int64_t>(se.vruntime - prev->vruntime) < 0)
-        fail(fmt::format("cpu{}: timeline out of vruntime order at {}", c, task_label(se.task)));
+        fail(fmt::format("{}: timeline out of vruntime order", where));
       prev = &se;
-      const Task& t = tasks_[static_cast<size_t>(se.task)];
-      if (t.cpu != c)
-        fail(
-            fmt::format("{} is queued on cpu{} but task_cpu is {}", task_label(se.task), c, t.cpu));
-      if (!se.on_rq)
-        fail(fmt::format("{} is in cpu{}'s timeline but not on_rq", task_label(se.task), c));
-      if (t.state != TaskState::Runnable)
-        fail(fmt::format("{} is queued on cpu{} in state {}", task_label(se.task), c,
-                         static_cast<int>(t.state)));
-      ++queued;
-      idle += t.h_idle;
-      weight += se.load.weight;
+      if (!se.on_rq) fail(fmt::format("{}: an entity in the timeline is not on_rq", where));
+      visit(se);
     }
-    if (cfs.curr && cfs.curr->on_rq) {
-      ++queued;
-      idle += tasks_[static_cast<size_t>(cfs.curr->task)].h_idle;
-      weight += cfs.curr->load.weight;
-    }
+    if (cfs.curr && cfs.curr->on_rq) visit(*cfs.curr);
     if (queued != cfs.nr_running)
-      fail(fmt::format("cpu{}: cfs nr_running={} but {} entities queued", c, cfs.nr_running,
-                       queued));
-    if (cfs.h_nr_running != cfs.nr_running)
-      fail(fmt::format("cpu{}: h_nr_running={} != nr_running={} without task groups", c,
-                       cfs.h_nr_running, cfs.nr_running));
-    if (idle != cfs.idle_h_nr_running)
-      fail(fmt::format("cpu{}: idle_h_nr_running={} but {} SCHED_IDLE tasks queued", c,
-                       cfs.idle_h_nr_running, idle));
+      fail(fmt::format("{}: nr_running={} but {} entities queued", where, cfs.nr_running, queued));
+    if (n.h != cfs.h_nr_running)
+      fail(fmt::format("{}: h_nr_running={} but {} tasks queued below", where, cfs.h_nr_running, n.h));
+    if (n.idle_h != cfs.idle_h_nr_running)
+      fail(fmt::format("{}: idle_h_nr_running={} but {} idle tasks queued below", where,
+                       cfs.idle_h_nr_running, n.idle_h));
+    if (weight != cfs.load.weight)
+      fail(fmt::format("{}: load.weight={} but queued weights sum to {}", where, cfs.load.weight, weight));
+    return n;
+  };
+  for (int c = 0; c < nr_cpus(); ++c) {
+    const Rq& rq = rq_[static_cast<size_t>(c)];
+    const cfs_rq& cfs = rq.cfs;
+    check_cfs(check_cfs, cfs, c);
+    for (size_t g = 1; g < tg_rt_.size(); ++g) {
+      const GroupCpu& gc = tg_rt_[g].cpu[static_cast<size_t>(c)];
+      if (!gc.se.on_rq && gc.cfs.nr_running)
+        fail(fmt::format("cpu{} group {}: {} entities queued but the group entity is not", c,
+                         tgs_[g].name, gc.cfs.nr_running));
+    }
     if (rq.nr_running != cfs.h_nr_running)
       fail(fmt::format("cpu{}: rq nr_running={} != cfs h_nr_running={}", c, rq.nr_running,
                        cfs.h_nr_running));
-    if (weight != cfs.load.weight)
-      fail(fmt::format("cpu{}: load.weight={} but queued weights sum to {}", c, cfs.load.weight,
-                       weight));
     if (rq.cfs_tasks.size() != cfs.h_nr_running)
       fail(fmt::format("cpu{}: cfs_tasks holds {} tasks, h_nr_running={}", c, rq.cfs_tasks.size(),
                        cfs.h_nr_running));
-    queued_total += queued;
     if (rq.curr != kNoTask) {
       const Task& t = tasks_[static_cast<size_t>(rq.curr)];
       if (check_running_[static_cast<size_t>(rq.curr)] >= 0)
@@ -88,8 +111,10 @@ void KernelImpl::check_invariants() {
       check_running_[static_cast<size_t>(rq.curr)] = c;
       if (t.cpu != c)
         fail(fmt::format("{} runs on cpu{} but task_cpu is {}", task_label(rq.curr), c, t.cpu));
-      if (cfs.curr != &t.se)
-        fail(fmt::format("cpu{}: curr {} is not the cfs_rq's curr", c, task_label(rq.curr)));
+      for (const sched_entity* se = &t.se; se; se = se->parent)
+        if (se->cfs->curr != se)
+          fail(fmt::format("cpu{}: curr {} is not its cfs_rq's curr at depth {}", c,
+                           task_label(rq.curr), se->depth));
       if (t.state != TaskState::Running && t.state != TaskState::Blocked &&
           t.state != TaskState::Exited)
         fail(fmt::format("{} is current on cpu{} in state {}", task_label(rq.curr), c,
@@ -128,8 +153,8 @@ void KernelImpl::check_invariants() {
         if (o == c || !cpus_share_cache(o, c)) continue;
         const Rq& orq = rq_[static_cast<size_t>(o)];
         if (orq.cfs.h_nr_running < 2) continue;
-        for (const sched_entity& se : orq.cfs.timeline)
-          if (tasks_[static_cast<size_t>(se.task)].allowed[static_cast<size_t>(c)]) {
+        for (const sched_entity& se : orq.cfs_tasks)
+          if (se.task != orq.curr && tasks_[static_cast<size_t>(se.task)].allowed[static_cast<size_t>(c)]) {
             wasted = true;
             break;
           }

@@ -72,6 +72,7 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   for (int c = 0; c < n; ++c) {
     Rq& rq = rq_[static_cast<size_t>(c)];
     rq.cpu = c;
+    rq.cfs.cpu = c;
     rq.core = m_.cpus[c].core;
     rq.cpu_capacity = rq.cpu_capacity_orig = m_.cpus[c].capacity;
     rq.avg_idle = 2 * sysctl_sched_migration_cost;
@@ -87,6 +88,7 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   smt_present_ = m_.smt_width() > 1;
   core_visited_.assign(static_cast<size_t>(n), 0);
   tgs_.push_back(TaskGroupAttr{.name = "/"});
+  tg_rt_.emplace_back();
   build_sched_domains();
   for (int c = 0; c < n; ++c)
     llc_shared_[static_cast<size_t>(cpu_rq(c).llc_id)].nr_idle_scan = cpu_rq(c).llc_size;
@@ -200,13 +202,14 @@ void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
   if (t.cpu == new_cpu) return;
   if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p, t.cpu, new_cpu);
   // migrate_task_rq_fair (fair.c v5.4) for a waking task.
-  cfs_rq& old = cpu_rq(t.cpu).cfs;
+  cfs_rq& old = *t.se.cfs;
   if (t.state == TaskState::Waking) t.se.vruntime -= old.min_vruntime;
   remove_entity_load_avg(t.se, old);
   t.se.avg.last_update_time = 0;
   t.se.exec_start = 0;
   if (!cpus_share_cache(t.cpu, new_cpu)) t.migrated_cold = true;
   t.cpu = new_cpu;
+  set_task_rq(t, new_cpu);
   t.nr_migrations++;
 }
 
@@ -247,7 +250,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   t.group = attr.group != 0       ? attr.group
             : current_ != kNoTask ? task(current_).group
                                   : spawn_group_;
-  t.latency_nice = tgs_[static_cast<size_t>(attr.group)].latency_nice;  // cpu_cgroup_fork
+  t.latency_nice = tgs_[static_cast<size_t>(t.group)].latency_nice;  // cpu_cgroup_fork
   set_load_weight(t);
   t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
   t.state = TaskState::Waking;
@@ -258,6 +261,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   current_ = cpu_rq(parent_cpu).curr;
   // sched_fork
   t.cpu = parent_cpu;
+  set_task_rq(t, parent_cpu);
   init_entity_runnable_average(t.se);
   task_fork_fair(t, parent_cpu);
   // wake_up_new_task
@@ -273,6 +277,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   charge(parent_cpu, static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
   probes_ = 0;
   t.cpu = cpu;
+  set_task_rq(t, cpu);
   t.fork_cpu = cpu;
   post_init_entity_util_avg(t);
   activate_task(cpu, id, 0);
@@ -534,7 +539,8 @@ void KernelImpl::on_tick(int cpu) {
   this_cpu_ = cpu;
   current_ = rq.curr;
   in_cpu_context_ = true;
-  entity_tick(rq.cfs, task(rq.curr).se);
+  // task_tick_fair: every level of the running task's hierarchy.
+  for (sched_entity* se = &task(rq.curr).se; se; se = se->parent) entity_tick(*se->cfs, *se);
   update_overload_status(cpu);  // series 4: task_tick_fair
   trigger_load_balance(cpu);
   in_cpu_context_ = false;
@@ -630,15 +636,16 @@ void KernelImpl::move_task(TaskId id, int dest) {
   if (src == dest) return;
   Rq& srq = cpu_rq(src);
   if (trace_) trace_->sched_migrate_task(now_, src, id, src, dest);
-  update_curr(srq.cfs);
+  update_curr(*t.se.cfs);
   dequeue_task_fair(srq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
-  if (srq.cfs.curr == &t.se) srq.cfs.curr = nullptr;  // put_prev_task: it no longer runs here
-  update_load_avg(srq.cfs, t.se, 0);
-  detach_entity_load_avg(srq.cfs, t.se);
+  // put_prev_task: it no longer runs here
+  for (sched_entity* se = &t.se; se && se->cfs->curr == se; se = se->parent) se->cfs->curr = nullptr;
+  detach_entity_cfs_rq(t.se);
   t.se.avg.last_update_time = 0;
   t.se.exec_start = 0;
   if (!cpus_share_cache(src, dest)) t.migrated_cold = true;
   t.cpu = dest;
+  set_task_rq(t, dest);
   t.nr_migrations++;
   TaskState st = t.state;
   activate_task(dest, id, 0);
@@ -681,7 +688,7 @@ void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
   Rq& rq = cpu_rq(t.cpu);
   bool queued = t.se.on_rq;
   if (queued) {
-    update_curr(rq.cfs);
+    update_curr(*t.se.cfs);
     dequeue_task_fair(rq, t, DEQUEUE_SAVE);
   }
   t.policy = policy;
@@ -721,7 +728,7 @@ void KernelImpl::schedule(int cpu) {
     }
     if (pt.state == TaskState::Blocked || pt.state == TaskState::Exited) {
       deactivate_task(cpu, prev, DEQUEUE_SLEEP);
-      if (pt.state == TaskState::Exited) remove_entity_load_avg(pt.se, rq.cfs);
+      if (pt.state == TaskState::Exited) remove_entity_load_avg(pt.se, *pt.se.cfs);
     }
   }
   TaskId next = pick_next_task_fair(rq, prev);
@@ -876,8 +883,13 @@ std::string KernelImpl::cpu_state(int cpu) const {
   if (rq.curr == kNoTask && rq.nr_running == 0) return "idle, wakeup pending";
   return fmt::format("busy (nr_running={})", rq.nr_running);
 }
-int Kernel::create_task_group(const TaskGroupAttr& g) {
-  auto& tgs = impl_->tgs_;
+int Kernel::create_task_group(const TaskGroupAttr& g) { return impl_->create_task_group(g); }
+
+// sched_create_group + alloc_fair_sched_group / init_tg_cfs_entry (core.c, fair.c v5.15),
+// then the cgroup writes: cpu.weight (sched_weight_from_cgroup: weight × 1024 / 100,
+// rounded) and cpu.idle (sched_group_set_idle: shares of WEIGHT_IDLEPRIO).
+int KernelImpl::create_task_group(const TaskGroupAttr& g) {
+  auto& tgs = tgs_;
   if (g.parent < 0 || g.parent >= static_cast<int>(tgs.size()))
     throw InputError(
         fmt::format("task group {}: parent group {} does not exist", g.name, g.parent));
@@ -889,8 +901,37 @@ int Kernel::create_task_group(const TaskGroupAttr& g) {
                                  g.latency_nice, kLatencyNiceMin, kLatencyNiceMax));
   if (tgs.size() >= 100000)
     throw InputError(fmt::format("task group {}: more than 100000 task groups", g.name));
+  const int n = nr_cpus();
+  // Each group costs a cfs_rq and an entity per CPU.
+  if ((tgs.size() + 1) * static_cast<size_t>(n) > kMaxGroupCpus)
+    throw InputError(fmt::format("task group {}: {} groups x {} CPUs is more than {} per-CPU group queues",
+                                 g.name, tgs.size(), n, kMaxGroupCpus));
+  const int id = static_cast<int>(tgs.size());
   tgs.push_back(g);
-  return static_cast<int>(tgs.size()) - 1;
+  TaskGroupRt rt;
+  rt.idle = g.idle;
+  rt.shares = g.idle ? WEIGHT_IDLEPRIO : (static_cast<unsigned long>(g.weight) * 1024 + 50) / 100;
+  rt.cpu = std::make_unique<GroupCpu[]>(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c) {
+    GroupCpu& gc = rt.cpu[static_cast<size_t>(c)];
+    gc.cfs.cpu = c;
+    gc.cfs.tg = id;
+    gc.cfs.idle = g.idle;
+    gc.se.my_q = &gc.cfs;
+    gc.se.cfs = &tg_cfs_rq(g.parent, c);
+    gc.se.parent = tg_se(g.parent, c);
+    gc.se.depth = gc.se.parent ? gc.se.parent->depth + 1 : 0;
+    gc.se.load.weight = NICE_0_LOAD;  // init_tg_cfs_entry; reweighted at first enqueue
+  }
+  tg_rt_.push_back(std::move(rt));
+  return id;
+}
+
+// set_task_rq (sched.h v5.15): the task's entity hangs below its group's entity on `cpu`.
+void KernelImpl::set_task_rq(Task& p, int cpu) {
+  p.se.cfs = &tg_cfs_rq(p.group, cpu);
+  p.se.parent = tg_se(p.group, cpu);
+  p.se.depth = p.se.parent ? p.se.parent->depth + 1 : 0;
 }
 const TaskGroupAttr& Kernel::task_group(int id) const {
   return impl_->tgs_.at(static_cast<size_t>(id));

@@ -1,6 +1,7 @@
 // The fair class: vruntime accounting, placement, the run queue, picking and
-// preemption (kernel/sched/fair.c, v5.4; v5.7 where noted). Task groups are not
-// modelled yet, so every for_each_sched_entity loop has one iteration.
+// preemption (kernel/sched/fair.c, v5.4; v5.7 where noted), with group scheduling
+// (CONFIG_FAIR_GROUP_SCHED, v5.15 shapes: for_each_sched_entity walks a task's entity
+// and its group entities up to the root cfs_rq). CFS bandwidth is not modelled.
 #include <algorithm>
 #include <array>
 
@@ -86,11 +87,10 @@ sched_entity* pick_next_after(cfs_rq& cfs, sched_entity& se) {
 }  // namespace
 
 // set_load_weight (kernel/sched/core.c): SCHED_IDLE tasks get WEIGHT_IDLEPRIO whatever their nice.
-// A task of a cpu.idle group gets it too: the flat model's stand-in for the group entity's
-// shares of 3 (sched_group_set_idle, v5.15).
+// A task of a cpu.idle group keeps its own weight: its group entity has the shares of 3.
 void KernelImpl::set_load_weight(Task& p) {
   p.h_idle = p.policy == Policy::Idle || group_is_idle(p.group);
-  if (p.h_idle) {
+  if (p.policy == Policy::Idle) {
     p.se.load.weight = WEIGHT_IDLEPRIO;
     p.se.load.inv_weight = WMULT_IDLEPRIO;
     return;
@@ -149,12 +149,14 @@ Time KernelImpl::__sched_period(unsigned long nr_running) const {
   return sysctl_sched_latency;
 }
 
-// sched_slice (fair.c v5.4), one hierarchy level.
+// sched_slice (fair.c v5.4): the period shared out by weight at every level up to the root.
 Time KernelImpl::sched_slice(cfs_rq& cfs, sched_entity& se) {
   std::uint64_t slice = static_cast<std::uint64_t>(__sched_period(cfs.nr_running + !se.on_rq));
-  load_weight lw = cfs.load;
-  if (!se.on_rq) update_load_add(lw, se.load.weight);
-  slice = __calc_delta(slice, se.load.weight, lw);
+  for (sched_entity* s = &se; s; s = s->parent) {
+    load_weight lw = s->cfs->load;
+    if (!s->on_rq) update_load_add(lw, s->load.weight);
+    slice = __calc_delta(slice, s->load.weight, lw);
+  }
   return static_cast<Time>(slice);
 }
 
@@ -184,63 +186,159 @@ void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   update_curr(cfs);
   if (renorm && !curr) se.vruntime += cfs.min_vruntime;
   update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+  if (se.my_q) se.runnable_weight = se.my_q->h_nr_running;  // se_update_runnable
+  update_cfs_group(se);
   // account_entity_enqueue
   update_load_add(cfs.load, se.load.weight);
-  cpu_rq(task(se.task).cpu).cfs_tasks.push_front(se);
+  if (!se.my_q) rq_of(cfs).cfs_tasks.push_front(se);
   cfs.nr_running++;
   if (flags & ENQUEUE_WAKEUP) place_entity(cfs, se, false);
   if (!curr) cfs.timeline.insert(se);
   se.on_rq = true;
 }
 
-// dequeue_entity (fair.c v5.4).
+// dequeue_entity (fair.c v5.15).
 void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   update_curr(cfs);
   update_load_avg(cfs, se, UPDATE_TG);
+  if (se.my_q) se.runnable_weight = se.my_q->h_nr_running;
   clear_buddies(cfs, se);
   if (&se != cfs.curr) cfs.timeline.erase(cfs.timeline.iterator_to(se));
   se.on_rq = false;
   update_load_sub(cfs.load, se.load.weight);
-  {
-    TaskList& l = cpu_rq(task(se.task).cpu).cfs_tasks;
+  if (!se.my_q) {
+    TaskList& l = rq_of(cfs).cfs_tasks;
     l.erase(l.iterator_to(se));
   }
   cfs.nr_running--;
   if (!(flags & DEQUEUE_SLEEP)) se.vruntime -= cfs.min_vruntime;
+  update_cfs_group(se);
   if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) update_min_vruntime(cfs);
 }
 
-// enqueue_task_fair (fair.c v5.4 with 43e9f7f231e4's idle_h_nr_running), root level only.
+// enqueue_task_fair (fair.c v5.15): enqueue the entities that are not queued yet, then
+// update the rest of the hierarchy. A task counts in idle_h_nr_running if it is
+// SCHED_IDLE, and at every level above an idle group's cfs_rq.
 void KernelImpl::enqueue_task_fair(Rq& rq, Task& p, int flags) {
-  cfs_rq& cfs = rq.cfs;
-  if (feat(Feature::UTIL_EST)) util_est_enqueue(cfs, p);
-  if (!p.se.on_rq) {
-    enqueue_entity(cfs, p.se, flags);
+  if (feat(Feature::UTIL_EST)) util_est_enqueue(rq.cfs, p);
+  unsigned idle_h = p.policy == Policy::Idle ? 1 : 0;
+  sched_entity* se = &p.se;
+  for (; se; se = se->parent) {
+    if (se->on_rq) break;
+    cfs_rq& cfs = *se->cfs;
+    enqueue_entity(cfs, *se, flags);
     cfs.h_nr_running++;
-    if (p.h_idle) cfs.idle_h_nr_running++;
+    cfs.idle_h_nr_running += idle_h;
+    if (cfs.idle) idle_h = 1;
+    flags = ENQUEUE_WAKEUP;
+  }
+  for (; se; se = se->parent) {
+    cfs_rq& cfs = *se->cfs;
+    update_load_avg(cfs, *se, UPDATE_TG);
+    se->runnable_weight = se->my_q->h_nr_running;
+    update_cfs_group(*se);
+    cfs.h_nr_running++;
+    cfs.idle_h_nr_running += idle_h;
+    if (cfs.idle) idle_h = 1;
   }
   rq.nr_running++;
   if (rq.nr_running >= 2) rd_overload_ = true;  // add_nr_running
 }
 
-// dequeue_task_fair (fair.c v5.4), root level only.
+// dequeue_task_fair (fair.c v5.15): a group entity leaves its parent only when its own
+// cfs_rq is empty; a sleeping task's parent becomes the next buddy.
 void KernelImpl::dequeue_task_fair(Rq& rq, Task& p, int flags) {
-  cfs_rq& cfs = rq.cfs;
   bool was_sched_idle = sched_idle_rq(rq);
-  dequeue_entity(cfs, p.se, flags);
-  cfs.h_nr_running--;
-  if (p.h_idle) cfs.idle_h_nr_running--;
+  const bool task_sleep = flags & DEQUEUE_SLEEP;
+  unsigned idle_h = p.policy == Policy::Idle ? 1 : 0;
+  sched_entity* se = &p.se;
+  for (; se; se = se->parent) {
+    cfs_rq& cfs = *se->cfs;
+    dequeue_entity(cfs, *se, flags);
+    cfs.h_nr_running--;
+    cfs.idle_h_nr_running -= idle_h;
+    if (cfs.idle) idle_h = 1;
+    if (cfs.load.weight) {
+      se = se->parent;
+      if (task_sleep && se) set_next_buddy(se);
+      break;
+    }
+    flags |= DEQUEUE_SLEEP;
+  }
+  for (; se; se = se->parent) {
+    cfs_rq& cfs = *se->cfs;
+    update_load_avg(cfs, *se, UPDATE_TG);
+    se->runnable_weight = se->my_q->h_nr_running;
+    update_cfs_group(*se);
+    cfs.h_nr_running--;
+    cfs.idle_h_nr_running -= idle_h;
+    if (cfs.idle) idle_h = 1;
+  }
   rq.nr_running--;
-  if (feat(Feature::UTIL_EST)) util_est_dequeue(cfs, p, flags & DEQUEUE_SLEEP);
+  if (feat(Feature::UTIL_EST)) util_est_dequeue(rq.cfs, p, task_sleep);
   // 323af6deaf70 (v5.6): balance early to pull work to a CPU left with SCHED_IDLE tasks.
   if (feat(Feature::SCHED_IDLE_CONSISTENT) && !was_sched_idle && sched_idle_rq(rq))
     rq.next_balance = jiffies();
 }
 
+// clear_buddies (fair.c v5.15): each buddy is cleared up the hierarchy as far as it
+// points at the entity's ancestors.
 void KernelImpl::clear_buddies(cfs_rq& cfs, sched_entity& se) {
-  if (cfs.last == &se) cfs.last = nullptr;
-  if (cfs.next == &se) cfs.next = nullptr;
-  if (cfs.skip == &se) cfs.skip = nullptr;
+  if (cfs.last == &se)
+    for (sched_entity* s = &se; s && s->cfs->last == s; s = s->parent) s->cfs->last = nullptr;
+  if (cfs.next == &se)
+    for (sched_entity* s = &se; s && s->cfs->next == s; s = s->parent) s->cfs->next = nullptr;
+  if (cfs.skip == &se)
+    for (sched_entity* s = &se; s && s->cfs->skip == s; s = s->parent) s->cfs->skip = nullptr;
+}
+
+// set_next_buddy (fair.c v5.15): idle entities are never buddies.
+void KernelImpl::set_next_buddy(sched_entity* se) {
+  for (; se; se = se->parent) {
+    if (!se->on_rq || se_is_idle(*se)) return;
+    se->cfs->next = se;
+  }
+}
+
+// calc_group_shares (fair.c v5.15): the group's shares in proportion to this CPU's part of
+// the group's load. Works in user-visible weights (the kernel's are scaled by 1024 on
+// 64-bit), so a share may differ from the kernel's by one unit in 1024.
+unsigned long KernelImpl::calc_group_shares(cfs_rq& gcfs) {
+  const TaskGroupRt& tg = tg_rt_[static_cast<size_t>(gcfs.tg)];
+  const long tg_shares = static_cast<long>(tg.shares);
+  const long load = static_cast<long>(std::max(gcfs.load.weight, gcfs.avg.load_avg));
+  long tg_weight = tg.load_avg - static_cast<long>(gcfs.tg_load_avg_contrib) + load;
+  long shares = tg_shares * load;
+  if (tg_weight) shares /= tg_weight;
+  constexpr long MIN_SHARES = 2;
+  return static_cast<unsigned long>(std::clamp(shares, MIN_SHARES, std::max(tg_shares, MIN_SHARES)));
+}
+
+// reweight_entity (fair.c v5.15).
+void KernelImpl::reweight_entity(cfs_rq& cfs, sched_entity& se, unsigned long weight) {
+  if (se.on_rq) {
+    if (cfs.curr == &se) update_curr(cfs);
+    update_load_sub(cfs.load, se.load.weight);
+  }
+  // dequeue_load_avg / enqueue_load_avg around the new weight
+  auto sub = [](auto& var, auto val) { var = var > val ? var - val : 0; };
+  sub(cfs.avg.load_avg, se.avg.load_avg);
+  sub(cfs.avg.load_sum, static_cast<std::uint64_t>(se.load.weight) * se.avg.load_sum);
+  se.load.weight = weight;
+  se.load.inv_weight = 0;
+  const std::uint32_t divider = LOAD_AVG_MAX - 1024 + se.avg.period_contrib;
+  se.avg.load_avg = static_cast<unsigned long>(static_cast<std::uint64_t>(weight) * se.avg.load_sum / divider);
+  cfs.avg.load_avg += se.avg.load_avg;
+  cfs.avg.load_sum += static_cast<std::uint64_t>(weight) * se.avg.load_sum;
+  if (se.on_rq) update_load_add(cfs.load, se.load.weight);
+}
+
+// update_cfs_group (fair.c v5.15): a group entity's weight follows calc_group_shares.
+void KernelImpl::update_cfs_group(sched_entity& se) {
+  if (!se.my_q) return;
+  unsigned long shares = calc_group_shares(*se.my_q);
+  if (se.load.weight == shares) return;
+  reweight_entity(*se.cfs, se, shares);
 }
 
 // put_prev_entity (fair.c v5.4).
@@ -297,9 +395,13 @@ sched_entity* KernelImpl::pick_next_entity(cfs_rq& cfs, sched_entity* curr) {
 // pick_next_task_fair (fair.c v5.7, the !CONFIG_FAIR_GROUP_SCHED path): with nothing to
 // run, newidle_balance tries to pull work first. The picked task moves to the front of
 // cfs_tasks so that load balancing considers it last.
+// With task groups this is the kernel's "simple" path: put every level of prev, then pick
+// down from the root (the FAIR_GROUP_SCHED fast path reaches the same pick while skipping
+// put/set of the levels prev and next share).
 TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
   cfs_rq& cfs = rq.cfs;
-  if (prev != kNoTask && cfs.curr == &task(prev).se) put_prev_entity(cfs, task(prev).se);
+  if (prev != kNoTask)
+    for (sched_entity* se = &task(prev).se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
   if (!cfs.nr_running) {
     int saved_cpu = this_cpu_;
     TaskId saved_cur = current_;
@@ -317,8 +419,11 @@ TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
       return kNoTask;
     }
   }
-  sched_entity* se = pick_next_entity(cfs, nullptr);
-  set_next_entity(cfs, *se);
+  sched_entity* se = nullptr;
+  for (cfs_rq* c = &cfs; c; c = se->my_q) {
+    se = pick_next_entity(*c, nullptr);
+    set_next_entity(*c, *se);
+  }
   rq.cfs_tasks.splice(rq.cfs_tasks.begin(), rq.cfs_tasks, rq.cfs_tasks.iterator_to(*se));
   return se->task;
 }
@@ -328,7 +433,7 @@ void KernelImpl::check_preempt_tick(cfs_rq& cfs, sched_entity& curr) {
   Time ideal_runtime = sched_slice(cfs, curr);
   Time delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
   if (delta_exec > ideal_runtime) {
-    resched_curr(task(curr.task).cpu);
+    resched_curr(cfs.cpu);
     clear_buddies(cfs, curr);
     return;
   }
@@ -337,51 +442,61 @@ void KernelImpl::check_preempt_tick(cfs_rq& cfs, sched_entity& curr) {
   if (!se) return;
   std::int64_t delta = static_cast<std::int64_t>(curr.vruntime - se->vruntime);
   if (delta < 0) return;
-  if (delta > ideal_runtime) resched_curr(task(curr.task).cpu);
+  if (delta > ideal_runtime) resched_curr(cfs.cpu);
 }
 
-// entity_tick (fair.c v5.4).
+// entity_tick (fair.c v5.15).
 void KernelImpl::entity_tick(cfs_rq& cfs, sched_entity& curr) {
   update_curr(cfs);
   update_load_avg(cfs, curr, UPDATE_TG);
+  update_cfs_group(curr);
   if (cfs.nr_running > 1) check_preempt_tick(cfs, curr);
 }
 
-// check_preempt_wakeup (fair.c v5.4): decision order of fair-class.md §3.8.
+// check_preempt_wakeup (fair.c v5.4 with the v5.15 idle-entity rules): decision order of
+// fair-class.md §3.8.
 void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   Task& curr = task(rq.curr);
-  sched_entity& se = curr.se;
-  sched_entity& pse = p.se;
-  cfs_rq& cfs = rq.cfs;
+  sched_entity* se = &curr.se;
+  sched_entity* pse = &p.se;
+  cfs_rq& cfs = *curr.se.cfs;  // task_cfs_rq(curr)
   bool scale = cfs.nr_running >= sched_nr_latency;
   bool next_buddy_marked = false;
-  if (&se == &pse) return;
-  auto set_next_buddy = [&](sched_entity& e) {
-    if (task(e.task).h_idle) return;
-    cfs.next = &e;
-  };
+  if (se == pse) return;
   if (feat(Feature::NEXT_BUDDY) && scale) {
     set_next_buddy(pse);
     next_buddy_marked = true;
   }
   if (rq.need_resched) return;
   bool preempt = false;
-  if (curr.h_idle && !p.h_idle) {
+  if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
     preempt = true;
-  } else if (curr.h_idle != p.h_idle) {
-    return;  // an idle entity never preempts a non-idle one (v5.15 se_is_idle rule)
   } else {
     if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
-    update_curr(cfs);
-    if (wakeup_preempt_entity(se, pse) == 1) {
+    // find_matching_se: walk both up to siblings in one cfs_rq.
+    while (se->depth > pse->depth) se = se->parent;
+    while (pse->depth > se->depth) pse = pse->parent;
+    while (se->cfs != pse->cfs) {
+      se = se->parent;
+      pse = pse->parent;
+    }
+    update_curr(*se->cfs);
+    const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
+    if (cse_is_idle && !pse_is_idle) {
+      preempt = true;
+    } else if (cse_is_idle != pse_is_idle) {
+      return;  // an idle entity never preempts a non-idle one (v5.15)
+    } else if (wakeup_preempt_entity(*se, *pse) == 1) {
       if (!next_buddy_marked) set_next_buddy(pse);
       preempt = true;
     }
   }
   if (!preempt) return;
   resched_curr(rq.cpu);
-  if (!se.on_rq) return;
-  if (feat(Feature::LAST_BUDDY) && scale && !curr.h_idle) cfs.last = &se;
+  if (!se->on_rq) return;
+  // set_last_buddy, only for a task entity (the matched level may be a group's)
+  if (feat(Feature::LAST_BUDDY) && scale && !se->my_q)
+    for (sched_entity* s = se; s && !se_is_idle(*s); s = s->parent) s->cfs->last = s;
 }
 
 // yield_task_fair (fair.c v5.4).
@@ -389,15 +504,17 @@ void KernelImpl::yield_task_fair(Rq& rq) {
   rq.yld_count++;
   if (rq.nr_running == 1) return;
   Task& curr = task(rq.curr);
-  clear_buddies(rq.cfs, curr.se);
-  if (curr.policy != Policy::Batch) update_curr(rq.cfs);
-  if (curr.policy != Policy::Idle) rq.cfs.skip = &curr.se;
+  cfs_rq& cfs = *curr.se.cfs;
+  clear_buddies(cfs, curr.se);
+  if (curr.policy != Policy::Batch) update_curr(cfs);
+  if (curr.policy != Policy::Idle)  // set_skip_buddy
+    for (sched_entity* s = &curr.se; s; s = s->parent) s->cfs->skip = s;
 }
 
 // task_fork_fair (fair.c v5.4): the child starts at the parent's vruntime, placed with
-// START_DEBIT, stored relative to the parent CPU's min_vruntime until it is enqueued.
+// START_DEBIT, stored relative to the min_vruntime of its cfs_rq until it is enqueued.
 void KernelImpl::task_fork_fair(Task& p, int this_cpu) {
-  cfs_rq& cfs = cpu_rq(this_cpu).cfs;
+  cfs_rq& cfs = *p.se.cfs;
   sched_entity* curr = cfs.curr;
   if (curr) {
     update_curr(cfs);

@@ -9,6 +9,7 @@
 //   idle.cpp     the cpuidle governor
 #pragma once
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "engine/event_queue.h"
@@ -103,6 +104,20 @@ struct sd_lb_stats {
   sg_lb_stats local_stat;
 };
 
+// A task group's per-CPU scheduling state (struct task_group's cfs_rq[] and se[]).
+struct GroupCpu {
+  cfs_rq cfs;
+  sched_entity se;
+};
+
+// Runtime state of a task group besides its attributes (struct task_group, v5.15).
+struct TaskGroupRt {
+  unsigned long shares = NICE_0_LOAD;  // tg->shares in user-visible units (scale_load_down)
+  long load_avg = 0;                   // tg->load_avg: sum of the per-CPU contributions
+  bool idle = false;                   // tg->idle (cpu.idle)
+  std::unique_ptr<GroupCpu[]> cpu;     // per CPU; null for the root group (it uses rq->cfs)
+};
+
 class KernelImpl {
  public:
   KernelImpl(const machine::Machine& m, const Config& cfg);
@@ -133,12 +148,23 @@ class KernelImpl {
   bool in_cpu_context_ = false;
   mutable TaskStats stats_scratch_;
   std::vector<TaskGroupAttr> tgs_;  // task groups; 0 is the root
+  std::vector<TaskGroupRt> tg_rt_;  // same index as tgs_
+  int create_task_group(const TaskGroupAttr& g);
+  cfs_rq& tg_cfs_rq(int tg, int cpu) {
+    return tg == 0 ? rq_[static_cast<size_t>(cpu)].cfs : tg_rt_[static_cast<size_t>(tg)].cpu[static_cast<size_t>(cpu)].cfs;
+  }
+  sched_entity* tg_se(int tg, int cpu) {
+    return tg == 0 ? nullptr : &tg_rt_[static_cast<size_t>(tg)].cpu[static_cast<size_t>(cpu)].se;
+  }
+  void set_task_rq(Task& p, int cpu);
   TraceSink* trace_ = nullptr;
   // ---- check.cpp ----
   bool check_ = false;
   CheckStats check_stats_;
   std::vector<int> check_running_;
   static constexpr Time kWastedThreshold = 10 * kNsPerMs;
+  // Task groups x CPUs: each is a cfs_rq and a group entity (about 0.5 KiB).
+  static constexpr size_t kMaxGroupCpus = size_t{1} << 19;
   void check_invariants();
   std::string dump_state() const;
   Explain* explain_ = nullptr;
@@ -235,6 +261,14 @@ class KernelImpl {
   void yield_task_fair(Rq& rq);
   void task_fork_fair(Task& p, int this_cpu);
   Time calc_delta_fair(Time delta, const sched_entity& se) const;
+  void set_next_buddy(sched_entity* se);
+  void update_cfs_group(sched_entity& se);
+  unsigned long calc_group_shares(cfs_rq& gcfs);
+  void reweight_entity(cfs_rq& cfs, sched_entity& se, unsigned long weight);
+  bool se_is_idle(const sched_entity& se) const {
+    return se.my_q ? se.my_q->idle : tasks_[static_cast<size_t>(se.task)].policy == Policy::Idle;
+  }
+  Rq& rq_of(const cfs_rq& cfs) { return rq_[static_cast<size_t>(cfs.cpu)]; }
 
   // ---- load_avg.cpp ----
   void update_load_avg(cfs_rq& cfs, sched_entity& se, int flags);
@@ -244,6 +278,12 @@ class KernelImpl {
   void remove_entity_load_avg(sched_entity& se, cfs_rq& cfs);
   void sync_entity_load_avg(sched_entity& se, cfs_rq& cfs);
   void init_entity_runnable_average(sched_entity& se);
+  void update_tg_load_avg(cfs_rq& cfs);
+  bool propagate_entity_load_avg(sched_entity& se);
+  void detach_entity_cfs_rq(sched_entity& se);
+  void propagate_entity_cfs_rq(sched_entity& se);
+  unsigned long task_h_load(Task& p);
+  void update_cfs_rq_h_load(cfs_rq& cfs);
   void post_init_entity_util_avg(Task& p);
   void util_est_enqueue(cfs_rq& cfs, Task& p);
   void util_est_dequeue(cfs_rq& cfs, Task& p, bool task_sleep);
@@ -253,7 +293,7 @@ class KernelImpl {
   unsigned long cpu_load(int cpu) const { return rq_[cpu].cfs.avg.load_avg; }
   unsigned long cpu_runnable(int cpu) const { return rq_[cpu].cfs.avg.runnable_avg; }
   unsigned long cpu_util(int cpu) const;
-  unsigned long cpu_load_without(int cpu, const Task& p) const;
+  unsigned long cpu_load_without(int cpu, Task& p);
   unsigned long cpu_runnable_without(int cpu, const Task& p) const;
   unsigned long cpu_util_without(int cpu, const Task& p) const;
   unsigned long capacity_of(int cpu) const { return rq_[cpu].cpu_capacity; }

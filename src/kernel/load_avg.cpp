@@ -1,8 +1,8 @@
 // PELT bookkeeping of entities and cfs_rqs (kernel/sched/fair.c, v5.7 with the
 // 5.7.14 runnable_avg init fix): update_load_avg, attach/detach/remove on
-// migration, new-task initial values, util_est. The PELT arithmetic itself is
-// in pelt.cpp. Left out: group entities and propagation (no task groups yet),
-// frequency/capacity invariance of clock_pelt (every CPU runs at its maximum
+// migration, new-task initial values, util_est, and with task groups the propagation of
+// group entities' signals (v5.15 shapes), tg->load_avg and task_h_load. The PELT
+// arithmetic itself is in pelt.cpp. Left out: frequency/capacity invariance of clock_pelt (every CPU runs at its maximum
 // frequency, so PELT time is the task clock).
 #include <algorithm>
 #include <cstdlib>
@@ -22,6 +22,18 @@ std::uint32_t get_pelt_divider(const sched_avg& avg) {
   return LOAD_AVG_MAX - 1024 + avg.period_contrib;
 }
 
+template <class T>
+void add_positive(T& var, long delta) {
+  long res = static_cast<long>(var) + delta;
+  if (delta < 0 && res > static_cast<long>(var)) res = 0;
+  var = res < 0 ? 0 : static_cast<T>(res);
+}
+
+void add_tg_cfs_propagate(cfs_rq& cfs, long runnable_sum) {
+  cfs.propagate = true;
+  cfs.prop_runnable_sum += runnable_sum;
+}
+
 }  // namespace
 
 // update_cfs_rq_load_avg (fair.c v5.7): fold in removed averages, then age the cfs_rq.
@@ -39,6 +51,8 @@ bool KernelImpl::update_cfs_rq_load_avg(Time now, cfs_rq& cfs) {
     r = cfs.removed.runnable_avg;
     sub_positive(sa.runnable_avg, r);
     sub_positive(sa.runnable_sum, static_cast<std::uint64_t>(r) * divider);
+    if (cfs.tg)
+      add_tg_cfs_propagate(cfs, -static_cast<long>(static_cast<std::uint64_t>(r) * divider >> PELT_CAPACITY_SHIFT));
     cfs.removed = {};
     decayed = true;
   }
@@ -47,13 +61,132 @@ bool KernelImpl::update_cfs_rq_load_avg(Time now, cfs_rq& cfs) {
   return decayed;
 }
 
-// update_load_avg (fair.c v5.7).
+// update_load_avg (fair.c v5.15). A group entity's runnable input is its cfs_rq's
+// h_nr_running (se_runnable).
 void KernelImpl::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags) {
   if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
     update_pelt(static_cast<std::uint64_t>(now_), se.avg, se.load.weight, se.on_rq ? 1 : 0,
-                se.on_rq ? 1 : 0, cfs.curr == &se);
-  update_cfs_rq_load_avg(now_, cfs);
-  if (!se.avg.last_update_time && (flags & DO_ATTACH)) attach_entity_load_avg(cfs, se);
+                se.my_q ? se.runnable_weight : (se.on_rq ? 1 : 0), cfs.curr == &se);
+  bool decayed = update_cfs_rq_load_avg(now_, cfs);
+  decayed |= propagate_entity_load_avg(se);
+  if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
+    attach_entity_load_avg(cfs, se);
+    update_tg_load_avg(cfs);
+  } else if (decayed && (flags & UPDATE_TG)) {
+    update_tg_load_avg(cfs);
+  }
+}
+
+// update_tg_load_avg (fair.c v5.15): publish this cfs_rq's load in tg->load_avg when it
+// moved by more than 1/64.
+void KernelImpl::update_tg_load_avg(cfs_rq& cfs) {
+  if (cfs.tg == 0) return;
+  long delta = static_cast<long>(cfs.avg.load_avg) - static_cast<long>(cfs.tg_load_avg_contrib);
+  if (std::labs(delta) > static_cast<long>(cfs.tg_load_avg_contrib / 64)) {
+    tg_rt_[static_cast<size_t>(cfs.tg)].load_avg += delta;
+    cfs.tg_load_avg_contrib = cfs.avg.load_avg;
+  }
+}
+
+// propagate_entity_load_avg (fair.c v5.15) with update_tg_cfs_util / _runnable / _load:
+// a group entity takes its cfs_rq's util and runnable, and re-estimates its load from the
+// runnable time propagated from below.
+bool KernelImpl::propagate_entity_load_avg(sched_entity& se) {
+  if (!se.my_q) return false;
+  cfs_rq& gcfs = *se.my_q;
+  if (!gcfs.propagate) return false;
+  gcfs.propagate = false;
+  cfs_rq& cfs = *se.cfs;
+  add_tg_cfs_propagate(cfs, gcfs.prop_runnable_sum);
+  const std::uint32_t divider = get_pelt_divider(cfs.avg);
+  // update_tg_cfs_util
+  if (long delta = static_cast<long>(gcfs.avg.util_avg) - static_cast<long>(se.avg.util_avg)) {
+    se.avg.util_avg = gcfs.avg.util_avg;
+    se.avg.util_sum = static_cast<std::uint32_t>(se.avg.util_avg * divider);
+    add_positive(cfs.avg.util_avg, delta);
+    cfs.avg.util_sum = static_cast<std::uint32_t>(cfs.avg.util_avg * divider);
+  }
+  // update_tg_cfs_runnable
+  if (long delta = static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg)) {
+    se.avg.runnable_avg = gcfs.avg.runnable_avg;
+    se.avg.runnable_sum = static_cast<std::uint64_t>(se.avg.runnable_avg) * divider;
+    add_positive(cfs.avg.runnable_avg, delta);
+    cfs.avg.runnable_sum = static_cast<std::uint64_t>(cfs.avg.runnable_avg) * divider;
+  }
+  // update_tg_cfs_load
+  long runnable_sum = gcfs.prop_runnable_sum;
+  if (runnable_sum) {
+    gcfs.prop_runnable_sum = 0;
+    if (runnable_sum >= 0) {
+      runnable_sum += static_cast<long>(se.avg.load_sum);
+      runnable_sum = std::min<long>(runnable_sum, divider);
+    } else {
+      std::uint64_t load_sum = 0;
+      if (gcfs.load.weight) load_sum = gcfs.avg.load_sum / gcfs.load.weight;
+      runnable_sum = static_cast<long>(std::min<std::uint64_t>(se.avg.load_sum, load_sum));
+    }
+    long running_sum = static_cast<long>(se.avg.util_sum >> PELT_CAPACITY_SHIFT);
+    runnable_sum = std::max(runnable_sum, running_sum);
+    const std::uint64_t load_sum = static_cast<std::uint64_t>(se.load.weight) * static_cast<std::uint64_t>(runnable_sum);
+    const unsigned long load_avg = static_cast<unsigned long>(load_sum / divider);
+    se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
+    long delta = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
+    if (delta) {
+      se.avg.load_avg = load_avg;
+      add_positive(cfs.avg.load_avg, delta);
+      cfs.avg.load_sum = static_cast<std::uint64_t>(cfs.avg.load_avg) * divider;
+    }
+  }
+  return true;
+}
+
+// detach_entity_cfs_rq (fair.c v5.15): a runnable task leaving by migration takes its
+// averages with it at once; the groups above learn it by propagation.
+void KernelImpl::detach_entity_cfs_rq(sched_entity& se) {
+  cfs_rq& cfs = *se.cfs;
+  update_load_avg(cfs, se, 0);
+  detach_entity_load_avg(cfs, se);
+  update_tg_load_avg(cfs);
+  propagate_entity_cfs_rq(se);
+}
+
+// propagate_entity_cfs_rq (fair.c v5.15): update every ancestor group entity.
+void KernelImpl::propagate_entity_cfs_rq(sched_entity& se) {
+  for (sched_entity* s = se.parent; s; s = s->parent) update_load_avg(*s->cfs, *s, UPDATE_TG);
+}
+
+// update_cfs_rq_h_load (fair.c v5.15): the cfs_rq's share of the root's load, computed
+// top-down at most once per jiffy.
+void KernelImpl::update_cfs_rq_h_load(cfs_rq& cfs_in) {
+  const std::int64_t now = jiffies();
+  cfs_rq* cfs = &cfs_in;
+  if (cfs->last_h_load_update == now) return;
+  cfs->h_load_next = nullptr;
+  sched_entity* se = tg_se(cfs->tg, cfs->cpu);
+  for (; se; se = se->parent) {
+    cfs = se->cfs;
+    cfs->h_load_next = se;
+    if (cfs->last_h_load_update == now) break;
+  }
+  if (!se) {
+    cfs->h_load = cfs->avg.load_avg;
+    cfs->last_h_load_update = now;
+  }
+  while ((se = cfs->h_load_next) != nullptr) {
+    unsigned long load = cfs->h_load;
+    load = static_cast<unsigned long>(static_cast<std::uint64_t>(load) * se->avg.load_avg / (cfs->avg.load_avg + 1));
+    cfs = se->my_q;
+    cfs->h_load = load;
+    cfs->last_h_load_update = now;
+  }
+}
+
+// task_h_load (fair.c v5.15, CONFIG_FAIR_GROUP_SCHED as distribution kernels build it):
+// the task's load as the root cfs_rq sees it.
+unsigned long KernelImpl::task_h_load(Task& p) {
+  cfs_rq& cfs = *p.se.cfs;
+  update_cfs_rq_h_load(cfs);
+  return static_cast<unsigned long>(static_cast<std::uint64_t>(p.se.avg.load_avg) * cfs.h_load / (cfs.avg.load_avg + 1));
 }
 
 // attach_entity_load_avg (fair.c v5.7): align the entity's window with the cfs_rq's.
@@ -71,6 +204,7 @@ void KernelImpl::attach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   cfs.avg.util_sum += se.avg.util_sum;
   cfs.avg.runnable_avg += se.avg.runnable_avg;
   cfs.avg.runnable_sum += se.avg.runnable_sum;
+  if (cfs.tg) add_tg_cfs_propagate(cfs, static_cast<long>(se.avg.load_sum));
 }
 
 // detach_entity_load_avg (fair.c v5.7).
@@ -81,6 +215,7 @@ void KernelImpl::detach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   sub_positive(cfs.avg.util_sum, se.avg.util_sum);
   sub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
   sub_positive(cfs.avg.runnable_sum, se.avg.runnable_sum);
+  if (cfs.tg) add_tg_cfs_propagate(cfs, -static_cast<long>(se.avg.load_sum));
 }
 
 // sync_entity_load_avg (fair.c v5.7): age a blocked entity to its cfs_rq's last update.
@@ -106,7 +241,7 @@ void KernelImpl::init_entity_runnable_average(sched_entity& se) {
 // post_init_entity_util_avg (fair.c v5.7.14, with e21cf43406a1: runnable_avg = util_avg),
 // followed by attach_entity_cfs_rq as in wake_up_new_task.
 void KernelImpl::post_init_entity_util_avg(Task& p) {
-  cfs_rq& cfs = cpu_rq(p.cpu).cfs;
+  cfs_rq& cfs = *p.se.cfs;
   sched_avg& sa = p.se.avg;
   long cpu_scale = static_cast<long>(capacity_orig_of(p.cpu));
   long cap = (cpu_scale - static_cast<long>(cfs.avg.util_avg)) / 2;
@@ -122,6 +257,8 @@ void KernelImpl::post_init_entity_util_avg(Task& p) {
   // attach_entity_cfs_rq: the new task joins the cfs_rq's window now.
   update_load_avg(cfs, p.se, SKIP_AGE_LOAD);
   attach_entity_load_avg(cfs, p.se);
+  update_tg_load_avg(cfs);
+  propagate_entity_cfs_rq(p.se);
 }
 
 // _task_util_est / task_util_est (fair.c v5.7).
@@ -162,11 +299,11 @@ unsigned long KernelImpl::cpu_util(int cpu) const {
   return std::min(util, capacity_orig_of(cpu));
 }
 
-// cpu_load_without (fair.c v5.7); task_h_load is the task's load_avg without groups.
-unsigned long KernelImpl::cpu_load_without(int cpu, const Task& p) const {
+// cpu_load_without (fair.c v5.7).
+unsigned long KernelImpl::cpu_load_without(int cpu, Task& p) {
   if (cpu != p.cpu || !p.se.avg.last_update_time) return cpu_load(cpu);
   unsigned long load = rq_[cpu].cfs.avg.load_avg;
-  sub_positive(load, p.se.avg.load_avg);
+  sub_positive(load, task_h_load(p));
   return load;
 }
 

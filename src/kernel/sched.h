@@ -2,8 +2,9 @@
 // sched_entity, task_struct and sched_domain, kept in flat arrays indexed by
 // CPU / task id and owned by KernelImpl (kernel/sched/sched.h, v5.4–v5.7).
 //
-// Left out for now: task groups (every task sits in its CPU's root cfs_rq),
-// RT/DL classes, CFS bandwidth, uclamp, NUMA balancing.
+// Task groups (CONFIG_FAIR_GROUP_SCHED): each group has a cfs_rq and a group entity
+// per CPU (KernelImpl::tg_rt_); the root group's cfs_rq is rq->cfs.
+// Left out: RT/DL classes, CFS bandwidth, uclamp, NUMA balancing.
 #pragma once
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
@@ -38,8 +39,11 @@ struct util_est {
   unsigned int ewma = 0;
 };
 
+struct cfs_rq;
+
 struct sched_entity {
   load_weight load;
+  unsigned long runnable_weight = 0;  // group entity: my_q->h_nr_running (se_update_runnable)
   bi::set_member_hook<bi::link_mode<bi::normal_link>> run_node;
   bi::list_member_hook<bi::link_mode<bi::normal_link>> group_node;  // rq->cfs_tasks
   bool on_rq = false;
@@ -49,7 +53,13 @@ struct sched_entity {
   std::uint64_t vruntime = 0;  // u64 as in the kernel; compared through signed differences
   sched_avg avg;
   util_est ue;
-  TaskId task = kNoTask;
+  TaskId task = kNoTask;       // kNoTask for a group entity
+  // Hierarchy (FAIR_GROUP_SCHED): se->cfs_rq is the queue the entity is (to be) queued on,
+  // my_q the queue a group entity owns, parent the group entity above (null at the root).
+  cfs_rq* cfs = nullptr;
+  cfs_rq* my_q = nullptr;
+  sched_entity* parent = nullptr;
+  int depth = 0;
 };
 
 struct VruntimeLess {
@@ -89,6 +99,16 @@ struct cfs_rq {
   } removed;
   unsigned int util_est_enqueued = 0;
   Time exec_clock = 0;  // ns of fair-task execution on this CPU (schedstat rq_cpu_time)
+  // Group scheduling
+  int cpu = 0;
+  int tg = 0;                      // task group id, 0 = root
+  bool idle = false;               // cfs_rq_is_idle: the group has cpu.idle set (v5.15)
+  unsigned long tg_load_avg_contrib = 0;
+  bool propagate = false;
+  long prop_runnable_sum = 0;
+  unsigned long h_load = 0;
+  sched_entity* h_load_next = nullptr;
+  std::int64_t last_h_load_update = -1;  // jiffies
 };
 
 enum class TaskState : std::uint8_t { Running, Runnable, Waking, Blocked, Exited };

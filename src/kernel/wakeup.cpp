@@ -54,11 +54,11 @@ int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_c
   const DomainLevel& lvl = levels_[cpu_rq(this_cpu).sd[sd_idx].level_id];
   std::int64_t this_eff_load = static_cast<std::int64_t>(cpu_load(this_cpu));
   if (sync && current_ != kNoTask) {
-    std::int64_t current_load = static_cast<std::int64_t>(task(current_).se.avg.load_avg);
+    std::int64_t current_load = static_cast<std::int64_t>(task_h_load(task(current_)));
     if (current_load > this_eff_load) return this_cpu;
     this_eff_load -= current_load;
   }
-  std::int64_t task_load = static_cast<std::int64_t>(p.se.avg.load_avg);
+  std::int64_t task_load = static_cast<std::int64_t>(task_h_load(p));
   this_eff_load += task_load;
   if (feat(Feature::WA_BIAS)) this_eff_load *= 100;
   this_eff_load *= static_cast<std::int64_t>(capacity_of(prev_cpu));
@@ -482,7 +482,7 @@ int KernelImpl::find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsi
     for (int c : lvl.span) intersects |= static_cast<bool>(p.allowed[c]);
     if (!intersects) return prev_cpu;
   }
-  if (!(sd_flag & SD_BALANCE_FORK)) sync_entity_load_avg(p.se, cpu_rq(p.cpu).cfs);
+  if (!(sd_flag & SD_BALANCE_FORK)) sync_entity_load_avg(p.se, *p.se.cfs);
   int sd = sd_idx;
   while (sd >= 0) {
     const SchedDomain& d = cpu_rq(cpu).sd[sd];

@@ -1,0 +1,164 @@
+// Group scheduling (CONFIG_FAIR_GROUP_SCHED, fair.c v5.15): per-CPU group cfs_rqs and
+// entities, calc_group_shares, PELT propagation, task_h_load, idle groups.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
+#include "kernel_test_util.h"
+
+using namespace schedtwin;
+using namespace schedtwin::kernel;
+using schedtwin::testutil::BusyBody;
+using schedtwin::testutil::flat_machine;
+
+namespace {
+
+Config config(const char* profile = "v5.17") {
+  Config c;
+  c.profile = make_profile(profile);
+  c.check = true;
+  return c;
+}
+
+double share(KernelImpl& k, TaskId a, TaskId b) {
+  double ra = static_cast<double>(k.task(a).se.sum_exec_runtime);
+  double rb = static_cast<double>(k.task(b).se.sum_exec_runtime);
+  return ra / (ra + rb);
+}
+
+}  // namespace
+
+// The acceptance test: two always-busy groups with cpu.weight 100 and 300 on one
+// CPU split its time 1:3 within 2 %. Their group entities weigh 1024 and 3072 (all of
+// each group's load is on this CPU, so calc_group_shares gives the full tg shares).
+TEST(GroupSched, WeightsOneToThreeSplitTheCpuOneToThree) {
+  KernelImpl k(flat_machine(1, 1), config());
+  int g1 = k.create_task_group({.name = "/a", .weight = 100});
+  int g3 = k.create_task_group({.name = "/b", .weight = 300});
+  BusyBody a, b;
+  TaskId ta = k.create_task({.name = "a", .group = g1}, &a, 0);
+  TaskId tb = k.create_task({.name = "b", .group = g3}, &b, 0);
+  k.run_until(2 * kNsPerSec);
+  EXPECT_NEAR(share(k, ta, tb), 0.25, 0.25 * 0.02);
+  EXPECT_EQ(k.tg_se(g1, 0)->load.weight, 1024u);
+  EXPECT_EQ(k.tg_se(g3, 0)->load.weight, 3072u);
+}
+
+// Without groups the same two tasks split evenly: the test above fails if groups are ignored.
+TEST(GroupSched, TheSameTasksInTheRootGroupSplitEvenly) {
+  KernelImpl k(flat_machine(1, 1), config());
+  BusyBody a, b;
+  TaskId ta = k.create_task({.name = "a"}, &a, 0);
+  TaskId tb = k.create_task({.name = "b"}, &b, 0);
+  k.run_until(2 * kNsPerSec);
+  EXPECT_NEAR(share(k, ta, tb), 0.5, 0.01);
+}
+
+// Group weight is per group, not per task: a group of three busy tasks against one task of
+// an equal-weight group gets half the CPU, not three quarters.
+TEST(GroupSched, AGroupsTasksShareTheGroupsWeight) {
+  KernelImpl k(flat_machine(1, 1), config());
+  int many = k.create_task_group({.name = "/many"});
+  int one = k.create_task_group({.name = "/one"});
+  BusyBody b[4];
+  TaskId t[4];
+  for (int i = 0; i < 3; ++i) t[i] = k.create_task({.name = "m", .group = many}, &b[i], 0);
+  t[3] = k.create_task({.name = "o", .group = one}, &b[3], 0);
+  k.run_until(3 * kNsPerSec);
+  double total = 0;
+  for (TaskId id : t) total += static_cast<double>(k.task(id).se.sum_exec_runtime);
+  EXPECT_NEAR(static_cast<double>(k.task(t[3]).se.sum_exec_runtime) / total, 0.5, 0.01);
+  // The hierarchy's counts: the root sees two entities and four tasks.
+  EXPECT_EQ(k.cpu_rq(0).cfs.nr_running, 2u);
+  EXPECT_EQ(k.cpu_rq(0).cfs.h_nr_running, 4u);
+  EXPECT_EQ(k.tg_cfs_rq(many, 0).h_nr_running, 3u);
+}
+
+// calc_group_shares: a group busy on two CPUs gives each CPU's group entity about half its
+// shares, since each CPU holds half of tg->load_avg (1024 x 1024 / 2048 = 512).
+TEST(GroupSched, SharesFollowTheGroupsLoadAcrossCpus) {
+  KernelImpl k(flat_machine(1, 2), config());
+  int g = k.create_task_group({.name = "/g"});
+  BusyBody a, b;
+  k.create_task({.name = "a", .cpus = {0}, .group = g}, &a, 0);
+  k.create_task({.name = "b", .cpus = {1}, .group = g}, &b, 0);
+  k.run_until(kNsPerSec);
+  for (int c = 0; c < 2; ++c) EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.03);
+  EXPECT_NEAR(static_cast<double>(k.tg_rt_[static_cast<size_t>(g)].load_avg), 2048, 2048 * 0.03);
+}
+
+// task_h_load: two busy tasks of one group on one CPU each carry half the group entity's
+// load (~1024 x 1024 / 2048 = 512 each), where their own load_avg is ~1024.
+TEST(GroupSched, TaskHLoadIsTheTasksPartOfItsGroupsEntity) {
+  KernelImpl k(flat_machine(1, 1), config());
+  int g = k.create_task_group({.name = "/g"});
+  BusyBody a, b;
+  TaskId ta = k.create_task({.name = "a", .group = g}, &a, 0);
+  k.create_task({.name = "b", .group = g}, &b, 0);
+  k.run_until(kNsPerSec);
+  EXPECT_NEAR(static_cast<double>(k.task(ta).se.avg.load_avg), 1024, 1024 * 0.03);
+  EXPECT_NEAR(static_cast<double>(k.task_h_load(k.task(ta))), 512, 512 * 0.03);
+  // Propagation: the root sees the group's util, the CPU is full.
+  EXPECT_GT(k.cpu_rq(0).cfs.avg.util_avg, 1000u);
+  EXPECT_NEAR(static_cast<double>(k.cpu_rq(0).cfs.avg.load_avg), 1024, 1024 * 0.03);
+}
+
+// A cpu.idle group (v5.15): its entity weighs 3, its tasks count as idle above it, a CPU
+// running only them is sched-idle, and a waking normal task preempts them at once.
+TEST(GroupSched, AnIdleGroupsTasksAreIdleAboveTheGroup) {
+  KernelImpl k(flat_machine(1, 1), config());
+  int g = k.create_task_group({.name = "/idle", .idle = true});
+  BusyBody hog, normal;
+  TaskId th = k.create_task({.name = "hog", .group = g}, &hog, 0);
+  k.run_until(ms(50));
+  EXPECT_EQ(k.tg_se(g, 0)->load.weight, WEIGHT_IDLEPRIO);
+  EXPECT_EQ(k.task(th).se.load.weight, 1024u);  // the task keeps its own nice-0 weight
+  EXPECT_EQ(k.cpu_rq(0).cfs.idle_h_nr_running, 1u);
+  EXPECT_EQ(k.tg_cfs_rq(g, 0).idle_h_nr_running, 0u);  // not idle below the idle cfs_rq
+  EXPECT_TRUE(k.sched_idle_cpu(0));
+  TaskId tn = k.create_task({.name = "n"}, &normal, 0);
+  k.run_until(ms(51));
+  EXPECT_EQ(k.cpu_rq(0).curr, tn);
+  k.run_until(ms(2050));
+  // 1024 against 3: the hog gets about 3/1027 of the CPU once the normal task runs.
+  double hog_share = static_cast<double>(k.task(th).se.sum_exec_runtime - ms(50)) / static_cast<double>(ms(2000));
+  EXPECT_LT(hog_share, 0.01);
+}
+
+// A nested group: a task two levels down still gets its fair share, and every level's
+// counts agree (the --check invariants run after every event in these tests).
+TEST(GroupSched, NestedGroupsShareLevelByLevel) {
+  KernelImpl k(flat_machine(1, 1), config());
+  int parent = k.create_task_group({.name = "/p", .weight = 100});
+  int child = k.create_task_group({.name = "/p/c", .parent = parent, .weight = 100});
+  int other = k.create_task_group({.name = "/o", .weight = 100});
+  BusyBody a, b, c;
+  TaskId ta = k.create_task({.name = "a", .group = child}, &a, 0);
+  TaskId tb = k.create_task({.name = "b", .group = parent}, &b, 0);
+  TaskId tc = k.create_task({.name = "c", .group = other}, &c, 0);
+  k.run_until(3 * kNsPerSec);
+  // /o gets half; /p's half is split between its task b and its child group /p/c.
+  double total = static_cast<double>(k.task(ta).se.sum_exec_runtime + k.task(tb).se.sum_exec_runtime +
+                                     k.task(tc).se.sum_exec_runtime);
+  EXPECT_NEAR(static_cast<double>(k.task(tc).se.sum_exec_runtime) / total, 0.5, 0.01);
+  EXPECT_NEAR(static_cast<double>(k.task(ta).se.sum_exec_runtime) / total, 0.25, 0.01);
+  EXPECT_EQ(k.task(ta).se.depth, 2);
+}
+
+// Load balancing moves a group's task with its signals: the source group cfs_rq loses
+// the load at once (detach_entity_cfs_rq) and the group's shares follow.
+TEST(GroupSched, BalancingSpreadsAGroupAndItsShares) {
+  KernelImpl k(flat_machine(1, 2), config());
+  int g = k.create_task_group({.name = "/g"});
+  BusyBody a, b;
+  TaskId ta = k.create_task({.name = "a", .cpus = {0}, .group = g}, &a, 0);
+  TaskId tb = k.create_task({.name = "b", .cpus = {0}, .group = g}, &b, 0);
+  k.run_until(ms(100));
+  k.set_affinity(ta, {0, 1});
+  k.set_affinity(tb, {0, 1});
+  k.run_until(2 * kNsPerSec);
+  EXPECT_NE(k.task(ta).cpu, k.task(tb).cpu);
+  for (int c = 0; c < 2; ++c) EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.05);
+}
