@@ -638,8 +638,9 @@ void KernelImpl::move_task(TaskId id, int dest) {
   if (trace_) trace_->sched_migrate_task(now_, src, id, src, dest);
   update_curr(*t.se.cfs);
   dequeue_task_fair(srq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
-  // put_prev_task: it no longer runs here
-  for (sched_entity* se = &t.se; se && se->cfs->curr == se; se = se->parent) se->cfs->curr = nullptr;
+  // put_prev_task: it no longer runs here; its group entities that stay queued go back
+  // into their timelines.
+  for (sched_entity* se = &t.se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
   detach_entity_cfs_rq(t.se);
   t.se.avg.last_update_time = 0;
   t.se.exec_start = 0;
