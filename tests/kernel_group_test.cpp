@@ -162,3 +162,29 @@ TEST(GroupSched, BalancingSpreadsAGroupAndItsShares) {
   EXPECT_NE(k.task(ta).cpu, k.task(tb).cpu);
   for (int c = 0; c < 2; ++c) EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.05);
 }
+
+// Moving the running task of a group whose other task stays, as active balancing does
+// (move_task, then schedule on the old CPU): the group entity stays queued there and must
+// go back into its timeline, so the task left behind keeps running.
+TEST(GroupSched, MovingARunningTaskLeavesItsGroupQueued) {
+  KernelImpl k(flat_machine(1, 2), config());
+  int g = k.create_task_group({.name = "/g"});
+  BusyBody a, b;
+  k.create_task({.name = "a", .cpus = {0}, .group = g}, &a, 0);
+  k.create_task({.name = "b", .cpus = {0}, .group = g}, &b, 0);
+  k.run_until(ms(50));
+  TaskId running = k.cpu_rq(0).curr;
+  ASSERT_NE(running, kNoTask);
+  TaskId other = running == 0 ? 1 : 0;
+  k.task(running).allowed = {false, true};
+  k.task(running).nr_cpus_allowed = 1;
+  k.move_task(running, 1);
+  k.schedule(0);
+  k.run_until(ms(100));
+  EXPECT_EQ(k.task(running).cpu, 1);
+  EXPECT_EQ(k.cpu_rq(0).curr, other);
+  EXPECT_TRUE(k.tg_se(g, 0)->on_rq);
+  Time before = k.task(other).se.sum_exec_runtime;
+  k.run_until(ms(200));
+  EXPECT_NEAR(static_cast<double>(k.task(other).se.sum_exec_runtime - before), static_cast<double>(ms(100)), ms(2));
+}
