@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   register_schbench_command(app);
   register_reproduce_command(app);
   register_compare_command(app);
+  register_calibrate_command(app);
+  register_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -26,6 +26,9 @@ struct CommonOptions {
   bool check = false;             // --check: kernel-model invariants after every event
   std::string trace_out;          // --trace FILE: Perfetto protobuf trace of the run
   std::string ftrace_out;         // --ftrace FILE: the same events as ftrace text
+  // Not a command-line option: > 0 records per-CPU occupancy in bins of this many ns
+  // (metrics/occupancy.h) for `reproduce --report`; see TraceOutputs::take_occupancy.
+  std::int64_t occupancy_bin_ns = 0;
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
 
@@ -39,5 +42,7 @@ void register_run_command(CLI::App& app);
 void register_schbench_command(CLI::App& app);
 void register_reproduce_command(CLI::App& app);
 void register_compare_command(CLI::App& app);
+void register_calibrate_command(CLI::App& app);  // calibrate_cmd.cpp
+void register_validate_command(CLI::App& app);   // validate_cmd.cpp
 
 }  // namespace schedtwin::cli

@@ -7,8 +7,13 @@
 namespace schedtwin::cli {
 
 // runs: seeds 1..runs per configuration; full: the posted parameters where --quick
-// scales them down. Text is appended to `text`.
-nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text);
+// scales them down. Text is appended to `text`. The JSON carries what the HTML report
+// (report/html_report.h) draws: simulated figures beside the published ones.
+//
+// occupancy: when not null, receives metrics::occupancy_json of the seed-1 run of the
+// with-change case (50 ms bins); recording it changes no figure.
+nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
+                                             nlohmann::json* occupancy = nullptr);
 nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text);
 nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text);
 nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& text);

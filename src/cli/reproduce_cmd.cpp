@@ -2,13 +2,16 @@
 // published figures (seed-series.md). The series live in reproduce_*.cpp.
 #include <fmt/core.h>
 
+#include <array>
 #include <iostream>
+#include <map>
 
 #include "cli/reproduce.h"
 #include "cli/rtapp_cmd.h"
 #include "cli/run_common.h"
 #include "engine/error.h"
 #include "metrics/st.h"
+#include "report/html_report.h"
 
 namespace schedtwin::cli {
 
@@ -45,22 +48,34 @@ constexpr const char* kSchedIdleJson = R"({
 }
 )";
 
+// wu_lat histogram as the posts' textogram (-a 0 -z 1000 -n 10): ten 100 us bins, 1000 itself
+// in the last one, then "> 1000".
+constexpr int kHistBins = 11;
+constexpr double kHistWidthUs = 100;
+
 struct CaseResult {
   double n = 0, min = 0, max = 0, mean = 0, stddev = 0, over1ms_pct = 0;
+  std::array<double, kHistBins> hist{};  // mean count per run
 };
 
 struct Published {
   const char* label;
   double n, max, mean, over1ms_pct;
+  std::array<double, kHistBins> hist;  // counts the post gives; -1 where it gives none
 };
 
-CaseResult run_case(const std::string& kernel, bool with_idle, int runs, std::vector<int>* idle_cpus) {
+// Occupancy bins of the seed-1 run of the with-change case (5 s: 100 bins).
+constexpr Time kOccupancyBin = 50 * kNsPerMs;
+
+CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
+                    std::vector<int>* idle_cpus, nlohmann::json* occupancy = nullptr) {
   CaseResult r;
   for (int seed = 1; seed <= runs; ++seed) {
     CommonOptions o;
     o.machine = "hikey";
     o.kernel = kernel;
     o.seed = static_cast<std::uint64_t>(seed);
+    if (seed == 1 && occupancy) o.occupancy_bin_ns = kOccupancyBin;
     workload::rtapp::Config cfg = workload::rtapp::parse(
         workload::parse_relaxed_json(kSchedIdleJson, "sched-idle.json"), "sched-idle.json", 8);
     if (!with_idle) {
@@ -76,9 +91,19 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs, std::ve
     r.mean += st.mean / runs;
     r.stddev += st.stddev / runs;
     double over = 0;
-    for (double x : v) over += x > 1000 ? 1 : 0;
+    for (double x : v) {
+      over += x > 1000 ? 1 : 0;
+      const int bin =
+          x > 1000 ? kHistBins - 1 : std::min(static_cast<int>(x / kHistWidthUs), kHistBins - 2);
+      r.hist[static_cast<size_t>(bin)] += 1.0 / runs;
+    }
     r.over1ms_pct += (v.empty() ? 0 : 100.0 * over / static_cast<double>(v.size())) / runs;
     if (seed == 1 && idle_cpus && with_idle) *idle_cpus = out.fork_cpus["idle_thread"];
+    if (seed == 1 && occupancy && out.occupancy) {
+      *occupancy = metrics::occupancy_json(*out.occupancy);
+      (*occupancy)["run"] =
+          fmt::format("rt-app sched-idle.json on hikey, kernel {}, seed 1", kernel);
+    }
   }
   return r;
 }
@@ -87,14 +112,32 @@ std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
 
 }  // namespace
 
-nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text) {
+nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
+                                             nlohmann::json* occupancy) {
   std::vector<int> idle_cpus;
   CaseResult no_idle = run_case("v5.4", false, runs, nullptr);
   CaseResult base = run_case("v5.3", true, runs, &idle_cpus);
-  CaseResult with = run_case("v5.4", true, runs, nullptr);
-  const Published pub[3] = {{"8 CFS, no SCHED_IDLE tasks (v5.4)", 5136, 2452, 104.358, 0.3},
-                            {"8 CFS + 5 SCHED_IDLE, without change (v5.3)", 4710, 67664, 1116.68, 25.9},
-                            {"8 CFS + 5 SCHED_IDLE, with change (v5.4)", 5095, 7773, 102.683, 0.8}};
+  CaseResult with = run_case("v5.4", true, runs, nullptr, occupancy);
+  // seed-series.md §1: the posted table and the textogram counts it quotes.
+  constexpr double u = -1;
+  const Published pub[3] = {{"8 CFS, no SCHED_IDLE tasks (v5.4)",
+                             5136,
+                             2452,
+                             104.358,
+                             0.3,
+                             {3688, 1253, 149, 22, u, u, u, u, u, u, 17}},
+                            {"8 CFS + 5 SCHED_IDLE, without change (v5.3)",
+                             4710,
+                             67664,
+                             1116.68,
+                             25.9,
+                             {3102, 148, 41, u, u, u, u, u, u, u, 1218}},
+                            {"8 CFS + 5 SCHED_IDLE, with change (v5.4)",
+                             5095,
+                             7773,
+                             102.683,
+                             0.8,
+                             {5042, 8, u, u, u, u, u, u, u, u, 40}}};
   const CaseResult* sim[3] = {&no_idle, &base, &with};
   text += fmt::format(
       "sched-idle fallback (Viresh Kumar, 2019; merged in v5.4): rt-app sched-idle.json on hikey, 5 s,\n"
@@ -123,11 +166,26 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text) {
                       cpus);
   nlohmann::json j;
   const char* keys[3] = {"no_sched_idle", "without_change", "with_change"};
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
     j[keys[i]] = {{"n", sim[i]->n},           {"min", sim[i]->min},   {"max", sim[i]->max},
                   {"mean_us", sim[i]->mean},  {"stddev", sim[i]->stddev},
                   {"over_1ms_pct", sim[i]->over1ms_pct}, {"published_mean_us", pub[i].mean},
                   {"published_over_1ms_pct", pub[i].over1ms_pct}};
+    j[keys[i]]["label"] = pub[i].label;
+    j[keys[i]]["published_n"] = pub[i].n;
+    j[keys[i]]["published_max"] = pub[i].max;
+    // wu_lat in 100 us bins, mean count per run, beside the counts the post quotes (null: not
+    // quoted).
+    auto& h = j[keys[i]]["wu_lat_histogram"];
+    h = nlohmann::json::array();
+    for (int b = 0; b < kHistBins; ++b)
+      h.push_back({{"bin", b == kHistBins - 1 ? std::string(">1000")
+                                              : fmt::format("{}-{}", b * 100, (b + 1) * 100)},
+                   {"count", sim[i]->hist[static_cast<size_t>(b)]},
+                   {"published", pub[i].hist[static_cast<size_t>(b)] < 0
+                                     ? nlohmann::json(nullptr)
+                                     : nlohmann::json(pub[i].hist[static_cast<size_t>(b)])}});
+  }
   j["mean_ratio"] = ratio;
   return j;
 }
@@ -138,6 +196,7 @@ void register_reproduce_command(CLI::App& app) {
     int runs = 5;
     bool quick = false, full = false;
     std::string json_out;
+    std::string report_out;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -151,15 +210,30 @@ void register_reproduce_command(CLI::App& app) {
   sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
   sub->add_flag("--full", o->full, "The posted parameters");
   sub->add_option("--json", o->json_out, "Write the figures as JSON");
+  sub->add_option(
+      "--report", o->report_out,
+      "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
+      "simulated figures beside the published ones, and per-CPU occupancy of one run");
   sub->callback([o] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
     if (!o->json_out.empty()) check_output_file(o->json_out, "--json");
+    if (!o->report_out.empty()) {
+      if (o->report_out == o->json_out)
+        throw UsageError(fmt::format("--json {} and --report {}: expected two different files",
+                                     o->json_out, o->report_out));
+      report::require_report_assets("--report");
+      check_output_file(o->report_out, "--report");
+    }
     nlohmann::json j;
     std::string text;
+    std::map<std::string, std::string> series_text;
+    nlohmann::json occupancy;
+    nlohmann::json* occ = o->report_out.empty() ? nullptr : &occupancy;
     for (const char* s : {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing"}) {
       if (o->series != "all" && o->series != s) continue;
+      const std::size_t from = text.size();
       if (std::string(s) == "sched-idle-fallback") {
-        j[s] = reproduce_sched_idle_fallback(o->runs, text);
+        j[s] = reproduce_sched_idle_fallback(o->runs, text, occ);
       } else if (std::string(s) == "latency-nice") {
         j[s] = reproduce_latency_nice(o->runs, o->full, text);
       } else if (std::string(s) == "sched-idle-balancing") {
@@ -170,9 +244,21 @@ void register_reproduce_command(CLI::App& app) {
         text += fmt::format("\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
         j[s] = nullptr;
       }
+      series_text[s] = text.substr(from);
     }
     std::cout << text;
     if (!o->json_out.empty()) write_file_atomically(o->json_out, j.dump(2) + "\n");
+    if (!o->report_out.empty()) {
+      report::ReproduceReport r;
+      r.command = fmt::format("schedtwin reproduce {} --runs {}{}", o->series, o->runs,
+                              o->full ? " --full" : "");
+      r.runs = o->runs;
+      r.full = o->full;
+      r.figures = j;
+      r.text = std::move(series_text);
+      r.occupancy = std::move(occupancy);
+      write_file_atomically(o->report_out, report::render_reproduce_report(r), "--report");
+    }
   });
 }
 

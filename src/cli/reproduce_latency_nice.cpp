@@ -68,7 +68,10 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
                                       {"gain_pct", g1},
                                       {"gain_no_sis_core_pct", g2},
                                       {"published_gain_pct", p1},
-                                      {"published_gain_no_sis_core_pct", p2}};
+                                      {"published_gain_no_sis_core_pct", p2},
+                                      {"published_v5.3_gbps", pub.base},
+                                      {"published_latency_nice_gbps", pub.ln},
+                                      {"published_latency_nice_no_sis_core_gbps", pub.ln_nocore}};
   }
   text += "\ndirections:\n";
   text += fmt::format("  a gain of 5 % or more somewhere in 32-64 threads [+15 .. +28 %]  {}\n", verdict(mid_gain));

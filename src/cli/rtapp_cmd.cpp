@@ -84,6 +84,7 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   traces.finish();
 
   RtAppOutcome out;
+  out.occupancy = traces.take_occupancy();
   out.threads = runner.results();
   for (const auto& d : cfg.tasks) {
     out.task_order.push_back(d.name);

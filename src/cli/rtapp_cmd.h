@@ -2,10 +2,12 @@
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
+#include "metrics/occupancy.h"
 #include "workload/rtapp.h"
 
 namespace schedtwin::cli {
@@ -19,6 +21,7 @@ struct RtAppOutcome {
   std::vector<std::string> timer_tasks;  // task names with timer events
   std::string summary;                   // the text printed on stdout
   nlohmann::json json;
+  std::optional<metrics::Occupancy> occupancy;  // with CommonOptions::occupancy_bin_ns > 0
 };
 
 // The command line of `schedtwin rt-app`; compare parses its ARGS with the same definitions.

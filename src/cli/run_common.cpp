@@ -2,12 +2,13 @@
 
 #include <fmt/core.h>
 
-#include <iostream>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <utility>
+#include <vector>
 
 #include "engine/error.h"
 #include "machine/machine_file.h"
@@ -148,48 +149,39 @@ void write_file_atomically(const std::string& path, const std::string& text, std
 
 namespace {
 
-// Hands every tracepoint to both writers when --trace and --ftrace are given together.
+// Hands every tracepoint to each of several sinks (--trace, --ftrace, the occupancy recorder).
 class TeeTraceSink final : public kernel::TraceSink {
  public:
-  TeeTraceSink(kernel::TraceSink* a, kernel::TraceSink* b) : a_(a), b_(b) {}
+  explicit TeeTraceSink(std::vector<kernel::TraceSink*> sinks) : sinks_(std::move(sinks)) {}
   void sched_switch(Time t, int cpu, kernel::TaskId prev, kernel::SwitchState st,
                     kernel::TaskId next) override {
-    a_->sched_switch(t, cpu, prev, st, next);
-    b_->sched_switch(t, cpu, prev, st, next);
+    for (auto* s : sinks_) s->sched_switch(t, cpu, prev, st, next);
   }
   void sched_waking(Time t, int cpu, kernel::TaskId p, int target) override {
-    a_->sched_waking(t, cpu, p, target);
-    b_->sched_waking(t, cpu, p, target);
+    for (auto* s : sinks_) s->sched_waking(t, cpu, p, target);
   }
   void sched_wakeup(Time t, int cpu, kernel::TaskId p, int target) override {
-    a_->sched_wakeup(t, cpu, p, target);
-    b_->sched_wakeup(t, cpu, p, target);
+    for (auto* s : sinks_) s->sched_wakeup(t, cpu, p, target);
   }
   void sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target) override {
-    a_->sched_wakeup_new(t, cpu, p, target);
-    b_->sched_wakeup_new(t, cpu, p, target);
+    for (auto* s : sinks_) s->sched_wakeup_new(t, cpu, p, target);
   }
   void sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig, int dest) override {
-    a_->sched_migrate_task(t, cpu, p, orig, dest);
-    b_->sched_migrate_task(t, cpu, p, orig, dest);
+    for (auto* s : sinks_) s->sched_migrate_task(t, cpu, p, orig, dest);
   }
   void sched_process_exit(Time t, int cpu, kernel::TaskId p) override {
-    a_->sched_process_exit(t, cpu, p);
-    b_->sched_process_exit(t, cpu, p);
+    for (auto* s : sinks_) s->sched_process_exit(t, cpu, p);
   }
   void pelt_task(Time t, kernel::TaskId p, unsigned long u, unsigned long r,
                  unsigned long l) override {
-    a_->pelt_task(t, p, u, r, l);
-    b_->pelt_task(t, p, u, r, l);
+    for (auto* s : sinks_) s->pelt_task(t, p, u, r, l);
   }
   void pelt_cpu(Time t, int cpu, unsigned long u, unsigned long r, unsigned long l) override {
-    a_->pelt_cpu(t, cpu, u, r, l);
-    b_->pelt_cpu(t, cpu, u, r, l);
+    for (auto* s : sinks_) s->pelt_cpu(t, cpu, u, r, l);
   }
 
  private:
-  kernel::TraceSink* a_;
-  kernel::TraceSink* b_;
+  std::vector<kernel::TraceSink*> sinks_;
 };
 
 template <class Writer>
@@ -210,6 +202,8 @@ struct TraceOutputs::Impl {
   std::string trace_path, ftrace_path;
   std::unique_ptr<metrics::PerfettoTraceWriter> perfetto;
   std::unique_ptr<metrics::FtraceTextWriter> ftrace;
+  std::unique_ptr<metrics::OccupancyRecorder> occupancy_recorder;
+  std::optional<metrics::Occupancy> occupancy;
   std::unique_ptr<TeeTraceSink> tee;
   // --explain: streamed to stderr, or to FILE.tmp renamed at finish().
   std::string explain_path;
@@ -251,7 +245,7 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
     m.explain = std::make_unique<kernel::Explain>(*os, format, o.explain_limit);
     k.set_explain(m.explain.get());
   }
-  if (o.trace_out.empty() && o.ftrace_out.empty()) return out;
+  if (o.trace_out.empty() && o.ftrace_out.empty() && o.occupancy_bin_ns <= 0) return out;
   if (!o.trace_out.empty() && o.trace_out == o.ftrace_out)
     throw UsageError(fmt::format("--trace {} and --ftrace {}: expected two different files",
                                  o.trace_out, o.ftrace_out));
@@ -262,17 +256,31 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
   m.k = &k;
   m.trace_path = o.trace_out;
   m.ftrace_path = o.ftrace_out;
-  if (!o.trace_out.empty()) m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(k);
-  if (!o.ftrace_out.empty()) m.ftrace = std::make_unique<metrics::FtraceTextWriter>(k);
-  if (m.perfetto && m.ftrace) {
-    m.tee = std::make_unique<TeeTraceSink>(m.perfetto.get(), m.ftrace.get());
+  std::vector<kernel::TraceSink*> sinks;
+  if (!o.trace_out.empty()) {
+    m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(k);
+    sinks.push_back(m.perfetto.get());
+  }
+  if (!o.ftrace_out.empty()) {
+    m.ftrace = std::make_unique<metrics::FtraceTextWriter>(k);
+    sinks.push_back(m.ftrace.get());
+  }
+  if (o.occupancy_bin_ns > 0) {
+    m.occupancy_recorder = std::make_unique<metrics::OccupancyRecorder>(k, o.occupancy_bin_ns);
+    sinks.push_back(m.occupancy_recorder.get());
+  }
+  if (sinks.size() > 1) {
+    m.tee = std::make_unique<TeeTraceSink>(std::move(sinks));
     k.set_trace_sink(m.tee.get());
-  } else if (m.perfetto) {
-    k.set_trace_sink(m.perfetto.get());
   } else {
-    k.set_trace_sink(m.ftrace.get());
+    k.set_trace_sink(sinks.front());
   }
   return out;
+}
+
+std::optional<metrics::Occupancy> TraceOutputs::take_occupancy() {
+  if (!impl_) return std::nullopt;
+  return std::exchange(impl_->occupancy, std::nullopt);
 }
 
 void TraceOutputs::finish() {
@@ -280,6 +288,10 @@ void TraceOutputs::finish() {
   Impl& m = *impl_;
   m.k->set_trace_sink(nullptr);
   m.k->set_explain(nullptr);
+  if (m.occupancy_recorder) {
+    m.occupancy = m.occupancy_recorder->finish(m.k->now());
+    m.occupancy_recorder.reset();
+  }
   m.k = nullptr;
   if (m.explain) {
     if (m.explain->dropped())

@@ -3,12 +3,14 @@
 #pragma once
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "cli/cli.h"
 #include "kernel/kernel.h"
 #include "machine/machine.h"
+#include "metrics/occupancy.h"
 
 namespace schedtwin::cli {
 
@@ -58,6 +60,10 @@ class TraceOutputs {
   // a warning line on stderr. Does nothing without --trace and --ftrace.
   void finish();
 
+  // The per-CPU occupancy of the run (CommonOptions::occupancy_bin_ns > 0), up to the
+  // Kernel's time at finish(); empty before finish() or without the option.
+  std::optional<metrics::Occupancy> take_occupancy();
+
  private:
   friend TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k);
   struct Impl;
@@ -65,7 +71,8 @@ class TraceOutputs {
 };
 
 // Checks the --trace / --ftrace paths (check_output_file; UsageError when both name one
-// file) and installs their writers on `k`. Without either option the Kernel gets no sink.
+// file) and installs their writers on `k`, with the occupancy recorder when
+// o.occupancy_bin_ns > 0. Without any of them the Kernel gets no sink.
 TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k);
 
 }  // namespace schedtwin::cli
