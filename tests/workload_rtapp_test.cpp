@@ -851,3 +851,42 @@ TEST(RtAppRun, WriteLogs) {
   EXPECT_FALSE(off.cfg.logs);
   EXPECT_EQ(off.rows(0).size(), 1u);  // still measured for the summary
 }
+
+// taskgroup: each path is a task group of cpu.weight 100, so on one CPU the lone task of
+// "/b" gets half the CPU and each of the two tasks of "/a" a quarter (in the root group all
+// three would get a third). Rows count 10 ms run iterations over 2 s.
+TEST(RtAppTaskgroup, TasksShareTheirGroupsWeight) {
+  Sim s(R"({"tasks": {"a": {"instance": 2, "run": 10000, "taskgroup": "/a"},
+                       "b": {"run": 10000, "taskgroup": "/b"}},
+            "global": {"duration": 2}})",
+        testutil::flat_machine(1, 1));
+  double a0 = static_cast<double>(s.rows(0).size()), a1 = static_cast<double>(s.rows(1).size());
+  double b = static_cast<double>(s.rows(2).size());
+  EXPECT_NEAR(b, 100, 5);
+  EXPECT_NEAR(a0, 50, 5);
+  EXPECT_NEAR(a1, 50, 5);
+  EXPECT_EQ(s.k.nr_task_groups(), 3);
+}
+
+// A phase's taskgroup moves the thread (sched_move_task) and stays for the phases after it:
+// "y" joins "/a" in its first phase and shares the group with x1 and x2 (a third each);
+// staying in the root it would get half.
+TEST(RtAppTaskgroup, APhaseMovesTheThreadAndTheGroupSticks) {
+  Sim s(R"({"tasks": {"x": {"instance": 2, "run": 10000, "taskgroup": "/a/sub"},
+                       "y": {"phases": {"p0": {"run": 10000, "taskgroup": "/a/sub"},
+                                        "p1": {"run": 10000}}}},
+            "global": {"duration": 3}})",
+        testutil::flat_machine(1, 1));
+  EXPECT_NEAR(static_cast<double>(s.rows(2).size()), 100, 6);
+  EXPECT_NEAR(static_cast<double>(s.rows(0).size()), 100, 6);
+  EXPECT_EQ(s.k.nr_task_groups(), 3);  // root, /a, /a/sub
+}
+
+TEST(RtAppTaskgroup, APathMustBeginWithASlash) {
+  EXPECT_THROW(rtapp::parse(parse_relaxed_json(R"({"tasks": {"a": {"run": 1, "taskgroup": "tg1"}}})", "t.json"),
+                            "t.json", 1),
+               InputError);
+  EXPECT_THROW(rtapp::parse(parse_relaxed_json(R"({"tasks": {"a": {"run": 1, "taskgroup": "/a//b"}}})", "t.json"),
+                            "t.json", 1),
+               InputError);
+}

@@ -682,6 +682,44 @@ void KernelImpl::set_affinity(TaskId id, const std::vector<int>& cpus) {
   }
 }
 
+// sched_move_task (core.c v5.15) with task_move_group_fair (fair.c): dequeue and put the
+// task, detach its PELT signals from the old group's cfs_rq, attach them to the new one,
+// requeue and set it running again. A task that has not run yet or is queued has its
+// vruntime already relative (vruntime_normalized); a sleeping one is placed as at a wakeup.
+void KernelImpl::sched_move_task(TaskId id, int group) {
+  Task& t = task(id);
+  if (t.group == group) return;
+  Rq& rq = cpu_rq(t.cpu);
+  const bool queued = t.se.on_rq, running = rq.curr == id;
+  if (queued) {
+    update_curr(*t.se.cfs);
+    dequeue_task_fair(rq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
+  }
+  if (running)
+    for (sched_entity* se = &t.se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
+  const bool normalized = queued || t.se.sum_exec_runtime == 0;
+  cfs_rq& old = *t.se.cfs;
+  if (!normalized) {
+    place_entity(old, t.se, false);
+    t.se.vruntime -= old.min_vruntime;
+  }
+  detach_entity_cfs_rq(t.se);
+  t.group = group;
+  t.h_idle = t.policy == Policy::Idle || group_is_idle(group);
+  set_task_rq(t, t.cpu);
+  t.se.avg.last_update_time = 0;
+  // attach_entity_cfs_rq (ATTACH_AGE_LOAD)
+  cfs_rq& now_cfs = *t.se.cfs;
+  update_load_avg(now_cfs, t.se, 0);
+  attach_entity_load_avg(now_cfs, t.se);
+  update_tg_load_avg(now_cfs);
+  propagate_entity_cfs_rq(t.se);
+  if (!normalized) t.se.vruntime += now_cfs.min_vruntime;
+  if (queued) enqueue_task_fair(rq, t, 0);
+  if (running)  // set_next_task_fair
+    for (sched_entity* se = &t.se; se; se = se->parent) set_next_entity(*se->cfs, *se);
+}
+
 // __sched_setscheduler (core.c v5.4): requeue with the new weight and policy.
 void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
   Task& t = task(id);
@@ -858,6 +896,11 @@ void Kernel::arm_timer(TaskId self, Time expires) { impl_->arm_timer(self, expir
 void Kernel::set_affinity(TaskId t, const std::vector<int>& cpus) { impl_->set_affinity(t, cpus); }
 void Kernel::set_scheduler(TaskId t, Policy policy, int nice) {
   impl_->set_scheduler(t, policy, nice);
+}
+void Kernel::set_task_group(TaskId t, int group) {
+  if (group < 0 || group >= nr_task_groups())
+    throw InputError(fmt::format("task group {} does not exist", group));
+  impl_->sched_move_task(t, group);
 }
 int Kernel::task_cpu(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].cpu; }
 const TaskAttr& Kernel::task_attr(TaskId t) const {

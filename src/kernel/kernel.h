@@ -111,6 +111,9 @@ class Kernel {
 
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);
+  // Moves a task to another task group (writing its pid to cgroup.procs: sched_move_task);
+  // throws InputError if the group does not exist.
+  void set_task_group(TaskId t, int group);
 
   int task_cpu(TaskId t) const;
   const TaskAttr& task_attr(TaskId t) const;

@@ -7,6 +7,8 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "engine/error.h"
@@ -158,6 +160,15 @@ bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string
   return true;
 }
 
+// rt-app's taskgroup: a cgroup path beginning with '/' (the cpu controller's hierarchy);
+// returned without the root's "/" ("" for the root group).
+std::string parse_taskgroup(const Config& c, const JNode& v) {
+  std::string g = get_str(c, v, "taskgroup");
+  if (g.empty() || g[0] != '/' || g.find("//") != std::string::npos || (g.size() > 1 && g.back() == '/'))
+    fail(c, v, fmt::format("\"taskgroup\": \"{}\" is not a cgroup path such as \"/tg1\" or \"/tg1/sub\"", g));
+  return g == "/" ? std::string() : g;
+}
+
 void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode& obj,
                       bool task_level, int nr_cpus) {
   for (const auto& [key, v] : obj.members) {
@@ -180,8 +191,11 @@ void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode&
         if (parse_policy(c, v) != t.policy) fail(c, v, "a phase that changes the policy is not modelled yet");
         continue;
       }
-      if (key == "priority" || key == "nodes_membind" || key == "util_min" || key == "util_max" ||
-          key == "taskgroup")
+      if (key == "taskgroup") {
+        ph.taskgroup = parse_taskgroup(c, v);
+        continue;
+      }
+      if (key == "priority" || key == "nodes_membind" || key == "util_min" || key == "util_max")
         continue;
     }
     if (!parse_event(c, nm, t, ph, key, v))
@@ -208,7 +222,7 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
     else if (k == "policy") t.policy = parse_policy(c, v);
     else if (k == "priority") t.nice = static_cast<int>(get_int(c, v, k, -20, 19));
     else if (k == "cpus") t.cpus = parse_cpus(c, v, nr_cpus);
-    else if (k == "taskgroup") t.taskgroup = get_str(c, v, k);
+    else if (k == "taskgroup") t.taskgroup = parse_taskgroup(c, v);
     else if (k == "phases") {
       if (v.kind != JNode::Kind::Object) fail(c, v, "\"phases\": expected an object of phases");
       phases = &v;
@@ -310,6 +324,7 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
   if (!tasks) fail(c, root, "missing \"tasks\"");
   if (tasks->kind != JNode::Kind::Object) fail(c, *tasks, "\"tasks\": expected an object");
   if (tasks->members.empty()) fail(c, *tasks, "\"tasks\" is empty; expected at least one task");
+  std::set<std::string> groups;
   for (const auto& [name, v] : tasks->members) {
     // The pre-2014 grammar: "exec", "period", "resources" with "access".
     if (v.kind == JNode::Kind::Object)
@@ -319,6 +334,11 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
                                  "events such as \"run\" and \"timer\"",
                                  name, k));
     c.tasks.push_back(parse_task(c, nm, name, v, default_policy, nr_cpus));
+    const TaskDesc& t = c.tasks.back();
+    if (!t.taskgroup.empty()) groups.insert(t.taskgroup);
+    for (const Phase& ph : t.phases)
+      if (ph.taskgroup && !ph.taskgroup->empty()) groups.insert(*ph.taskgroup);
+    if (groups.size() > 32) fail(c, v, "more than 32 taskgroups (rt-app's limit)");
     c.nr_threads += c.tasks.back().instance;
     if (c.nr_threads > kMaxThreads)
       fail(c, v, fmt::format("more than {} threads in the task set", kMaxThreads));
@@ -354,6 +374,7 @@ struct Runner::Impl {
   std::vector<int> barrier_arrived;
   std::vector<std::unique_ptr<Thread>> threads;
   std::vector<Thread*> by_task;  // TaskId -> thread
+  std::map<std::string, int> group_of{{"", 0}};  // taskgroup path -> kernel task group
 
   struct TimerState {
     Time t_next = 0;
@@ -364,6 +385,7 @@ struct Runner::Impl {
     Impl* rt = nullptr;
     const TaskDesc* d = nullptr;
     int idx = 0;
+    int group = 0;  // kernel task group
     TaskId id = kernel::kNoTask;
     std::vector<int> affinity;  // as last applied; empty = all CPUs
     Time t_first = 0;
@@ -415,6 +437,14 @@ struct Runner::Impl {
     if (want != t.affinity) {
       t.affinity = want;
       k.set_affinity(t.id, want);
+    }
+    // A phase's taskgroup stays in force for the phases after it (rt-app example11).
+    if (ph.taskgroup) {
+      int g = group_of.at(*ph.taskgroup);
+      if (g != t.group) {
+        t.group = g;
+        k.set_task_group(t.id, g);
+      }
     }
   }
 
@@ -646,6 +676,21 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Im
   r.barrier_arrived.assign(cfg.barriers.size(), 0);
   r.rt_timers.resize(cfg.timers.size());
   r.t_zero = k.now();
+  // taskgroup paths become task groups of default cpu.weight, parents first, as rt-app
+  // creates the cgroup directories.
+  auto group_for = [&](const std::string& path) {
+    std::map<std::string, int>& group_of = r.group_of;
+    int parent = 0;
+    for (std::size_t pos = 1; pos <= path.size(); ++pos) {
+      if (pos != path.size() && path[pos] != '/') continue;
+      std::string prefix = path.substr(0, pos);
+      auto it = group_of.find(prefix);
+      if (it == group_of.end())
+        it = group_of.emplace(prefix, k.create_task_group({.name = prefix, .parent = parent})).first;
+      parent = it->second;
+    }
+    return parent;
+  };
   int idx = 0;
   for (const TaskDesc& d : cfg.tasks) {
     for (int i = 0; i < d.instance; ++i, ++idx) {
@@ -659,6 +704,10 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Im
       attr.policy = d.policy;
       attr.nice = d.nice;
       attr.cpus = d.cpus;
+      attr.group = group_for(d.taskgroup);
+      th->group = attr.group;
+      for (const Phase& ph : d.phases)
+        if (ph.taskgroup) group_for(*ph.taskgroup);
       th->id = k.create_task(attr, th.get(), 0);
       r.threads.push_back(std::move(th));
     }

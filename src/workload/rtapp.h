@@ -51,6 +51,7 @@ struct Phase {
   int loop = 1;
   std::vector<Event> events;
   std::optional<std::vector<int>> cpus;
+  std::optional<std::string> taskgroup;  // cgroup path, "" = root; sticks for later phases
 };
 
 struct TaskDesc {
