@@ -97,6 +97,12 @@ std::vector<Case> cases() {
        rtapp(),
        1,
        "t.json:1:28: syntax error while parsing value - invalid literal"},
+      // Checked beside machine_fuzz's finding (MachineFileNumberOverflow): same message here.
+      {"RtAppJsonNumberOverflow",
+       {{"t.json", R"({"tasks": {"t": {"run": 1e400}}})"}},
+       rtapp(),
+       1,
+       "t.json:1:29: number overflow parsing '1e400'"},
       {"RtAppJsonUnterminatedComment",
        {{"t.json", "{\"tasks\": {\"t\": {\"run\": 1}}} /* to do"}},
        rtapp(),
@@ -395,6 +401,24 @@ std::vector<Case> cases() {
        "machine show m.json",
        1,
        "m.json:9:53: costs.wakeup.ns: negative time -300 ns (expected a non-negative integer)"},
+      // Found by fuzz/machine_fuzz: costs and idle-state times up to INT64_MAX ns overflowed the
+      // kernel model's sums (now + cost); a machine's times are at most 1 s.
+      {"MachineFileCostOverOneSecond",
+       {{"m.json", replaced(kMachine, "\"ns\": 300", "\"ns\": 9223372036854775807")}},
+       "machine show m.json",
+       1,
+       "costs.wakeup.ns: cost 9223372036854775807 ns is over 1000000000 ns (1 s)"},
+      {"MachineFileIdleExitOverOneSecond",
+       {{"m.json", replaced(kMachine, "\"real_exit_ns\": 1000", "\"real_exit_ns\": 1000000001")}},
+       "messaging -g 1 -l 1 --machine m.json",
+       1,
+       "idle_states[0].real_exit_ns: 1000000001 ns is over 1000000000 ns (1 s)"},
+      // Found by fuzz/machine_fuzz: a number beyond a double escaped as json::out_of_range.
+      {"MachineFileNumberOverflow",
+       {{"m.json", replaced(kMachine, "\"hz\": 250", "\"hz\": 1e400")}},
+       "machine show m.json",
+       1,
+       "m.json:11:30: number overflow parsing '1e400'"},
       {"MachineFileVersion2",
        {{"m.json", replaced(kMachine, "\"version\": 1", "\"version\": 2")}},
        "machine show m.json",
@@ -453,6 +477,22 @@ std::vector<Case> cases() {
        1,
        "m.json:11:31: kernel_build.preempt: expected \"none\", \"voluntary\" or \"full\", got "
        "\"rt\""},
+      // ---- scenario files (run) ----
+      // Found by fuzz/scenario_fuzz: a workload's cross-option checks threw UsageError (exit 2,
+      // naming no file); they are errors at the workload's arguments.
+      {"ScenarioPingpongBadSize",
+       {{"s.json",
+         "{\"duration_s\": 1,\n \"workloads\": [{\"pingpong\": [\"--size\", \"8k&\"]}]}"}},
+       "run s.json --json out.json",
+       1,
+       "s.json:2:17: pingpong arguments: --size 8k&: expected 1 to 1g bytes"},
+      {"ScenarioSchbenchTooManyThreads",
+       {{"s.json",
+         "{\"duration_s\": 1,\n \"workloads\": [{\"schbench\": [\"-m\", \"1000\", \"-t\", "
+         "\"1000\"]}]}"}},
+       "run s.json",
+       1,
+       "s.json:2:17: schbench arguments: -m 1000 x -t 1000: 1001001 threads"},
       // ---- sysfs snapshots ----
       {"SysfsMissingFile",
        {},
@@ -477,6 +517,25 @@ std::vector<Case> cases() {
        "root/sys/devices/system/cpu/online: bad CPU list '0-1000000,0-1000000,2000000-2100000': "
        "more than 1048576 "
        "CPUs listed"},
+      // Found by fuzz/capture_fuzz: a range ending at INT_MAX looped forever (signed overflow).
+      {"SysfsCpuListEndsAtIntMax",
+       {{"root/sys/devices/system/cpu/online", "2147483646-2147483647\n"}},
+       "machine capture --sysroot root --out cap.json",
+       1,
+       "root/sys/devices/system/cpu/cpu2147483646/topology/core_id: missing or unreadable"},
+      // Found by fuzz/capture_fuzz: latency (us) * 1000 overflowed.
+      {"SysfsIdleLatencyHuge",
+       {{"root/sys/devices/system/cpu/online", "0\n"},
+        {"root/sys/devices/system/cpu/cpu0/topology/core_id", "0\n"},
+        {"root/sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n"},
+        {"root/sys/devices/system/cpu/cpu0/topology/thread_siblings_list", "0\n"},
+        {"root/sys/devices/system/cpu/cpu0/cpuidle/state0/name", "C1\n"},
+        {"root/sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "9223372036854775807\n"},
+        {"root/sys/devices/system/cpu/cpu0/cpuidle/state0/residency", "1\n"}},
+       "machine capture --sysroot root --out cap.json",
+       1,
+       "root/sys/devices/system/cpu/cpu0/cpuidle/state0/latency: 9223372036854775807 us is "
+       "outside 0..1000000 us"},
       {"SysfsRootMissing",
        {},
        "machine capture --sysroot nowhere --out cap.json",

@@ -71,6 +71,19 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
   }
 }
 
+// The limits a subcommand checks after parsing its options (UsageError on its command line)
+// and workload::validate, as errors at the workload's arguments in the file.
+template <typename F>
+auto checked(const std::string& file, const JNode& args, const std::string& kind, F f) {
+  try {
+    return f();
+  } catch (const UsageError& e) {
+    bad(file, args, fmt::format("{} arguments: {}", kind, e.what()));
+  } catch (const InputError& e) {
+    bad(file, args, fmt::format("{} arguments: {}", kind, e.what()));
+  }
+}
+
 }  // namespace
 
 ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& file, CommonOptions c,
@@ -80,7 +93,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   const JNode* groups = nullptr;
   const JNode* workloads = nullptr;
   for (const auto& [k, v] : root.members) {
-    auto str = [&] {
+    auto str = [&file, &k = k, &v = v] {  // clang 14 cannot capture structured bindings
       if (v.kind != JNode::Kind::String) bad(file, v, fmt::format("\"{}\": expected a string", k));
       return v.s;
     };
@@ -184,9 +197,12 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       SchbenchArgs a;
       parse_args(file, *args, x.kind, a, add_schbench_options);
       a.p.runtime_s = whole_s;
-      workload::SchbenchParams p = schbench_params(a);
-      p.seed = s.config.seed;
-      workload::validate(p);
+      const workload::SchbenchParams p = checked(file, *args, x.kind, [&] {
+        workload::SchbenchParams q = schbench_params(a);
+        q.seed = s.config.seed;
+        workload::validate(q);
+        return q;
+      });
       x.schbench = std::make_unique<workload::Schbench>(k, p);
       x.schbench->start();
     } else if (x.kind == "messaging" || x.kind == "hackbench") {
@@ -194,16 +210,22 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       x.hackbench = x.kind == "hackbench";
       parse_args(file, *args, x.kind, a,
                  x.hackbench ? add_hackbench_options : add_messaging_options);
-      x.mp = x.hackbench ? hackbench_params(a) : messaging_params(a);
-      workload::validate(x.mp);
+      x.mp = checked(file, *args, x.kind, [&] {
+        workload::MessagingParams q = x.hackbench ? hackbench_params(a) : messaging_params(a);
+        workload::validate(q);
+        return q;
+      });
       x.messaging = std::make_unique<workload::Messaging>(k, x.mp);
       x.messaging->start();
     } else {
       PingpongArgs a;
       parse_args(file, *args, x.kind, a, add_pingpong_options);
       a.runtime_s = duration_s;
-      x.pp = pingpong_params(a);
-      workload::validate(x.pp);
+      x.pp = checked(file, *args, x.kind, [&] {
+        workload::PingpongParams q = pingpong_params(a);
+        workload::validate(q);
+        return q;
+      });
       x.pingpong = std::make_unique<workload::Pingpong>(k, x.pp);
       x.pingpong->start();
     }

@@ -311,10 +311,16 @@ Machine capture_sysfs(const std::string& sysroot) {
     if (Sysfs::read_optional(st / "disable").value_or("0") == "1") continue;
     IdleState s;
     s.name = Sysfs::read(st / "name");
-    s.exit_latency_ns = Sysfs::read_int(st / "latency") * kNsPerUs;
-    s.target_residency_ns = Sysfs::read_int(st / "residency") * kNsPerUs;
-    if (s.exit_latency_ns < 0 || s.target_residency_ns < 0)
-      Sysfs::fail(st, "negative latency or residency");
+    // Microseconds; bounded before converting so that the product cannot overflow.
+    auto read_us = [&](const char* file) {
+      const long long us = Sysfs::read_int(st / file);
+      if (us < 0 || us > Machine::kMaxTimeNs / kNsPerUs)
+        Sysfs::fail(st / file,
+                    fmt::format("{} us is outside 0..{} us", us, Machine::kMaxTimeNs / kNsPerUs));
+      return us * kNsPerUs;
+    };
+    s.exit_latency_ns = read_us("latency");
+    s.target_residency_ns = read_us("residency");
     s.polling = s.name == "POLL";  // the cpuidle core's poll_state is always named POLL
     s.source = fmt::format("captured from {} (cpuidle driver {}, latency/residency in us)",
                            st.string(), driver);

@@ -109,7 +109,7 @@ std::vector<int> parse_cpu_list(std::string_view text) {
       if (hi < lo) throw std::invalid_argument("descending range '" + std::string(item) + "'");
       if (hi - lo > 1 << 20)
         throw std::invalid_argument("range too large '" + std::string(item) + "'");
-      for (int c = lo; c <= hi; ++c) out.push_back(c);
+      for (long long c = lo; c <= hi; ++c) out.push_back(static_cast<int>(c));  // hi may be INT_MAX
       // Bounded like one range: many ranges must not add up to gigabytes.
       if (out.size() > (1u << 20)) throw std::invalid_argument("more than 1048576 CPUs listed");
     }

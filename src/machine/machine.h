@@ -63,10 +63,12 @@ struct KernelBuild {
 // normalised: CPU ids are 0..n-1 in order; core, cluster, llc and package ids are dense
 // (0..k-1, numbered in the order of their lowest CPU); node ids index numa_distance.
 // Nesting holds: SMT siblings share a cluster, an LLC, a package and a node; a cluster lies
-// inside one LLC; an LLC inside one package.
+// inside one LLC; an LLC inside one package. Cost figures and idle-state times are in
+// 0..kMaxTimeNs, so that the kernel model's sums of them never overflow.
 struct Machine {
   static constexpr int kFormatVersion = 1;
   static constexpr int kMaxCpus = 4096;
+  static constexpr Time kMaxTimeNs = kNsPerSec;  // 1 s; the presets' largest figure is 2.7 ms
 
   std::string name;
   std::string description;

@@ -61,9 +61,12 @@ class PositionIndex : public nlohmann::json_sax<json> {
   bool start_array(std::size_t) override { return open(true); }
   bool end_object() override { return close(); }
   bool end_array() override { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;  // parse_machine reports syntax errors itself
+  bool parse_error(std::size_t byte, const std::string&,
+                   const nlohmann::detail::exception&) override {
+    error_byte = byte;  // parse_machine reports syntax errors itself
+    return false;
   }
+  std::size_t error_byte = 0;  // where parsing stopped, as json::parse_error::byte
 
  private:
   enum class Token { String, Number, Literal, Bracket };
@@ -602,9 +605,16 @@ void validate(const Machine& m, const Reader& r) {
     const IdleState& s = m.idle_states[i];
     const std::string p = fmt::format("idle_states[{}]", i);
     if (s.name.empty()) r.fail(p + ".name", "empty");
-    if (s.exit_latency_ns < 0) r.fail(p + ".exit_latency_ns", "negative");
-    if (s.target_residency_ns < 0) r.fail(p + ".target_residency_ns", "negative");
-    if (s.real_exit_ns < 0) r.fail(p + ".real_exit_ns", "negative");
+    for (const auto& [key, ns] :
+         {std::pair<const char*, Time>{"exit_latency_ns", s.exit_latency_ns},
+          {"target_residency_ns", s.target_residency_ns},
+          {"real_exit_ns", s.real_exit_ns}}) {
+      if (ns < 0) r.fail(p + "." + key, "negative");
+      if (ns > Machine::kMaxTimeNs)
+        r.fail(p + "." + key,
+               fmt::format("{} ns is over {} ns (1 s), the largest time a machine may give", ns,
+                           Machine::kMaxTimeNs));
+    }
     if (s.polling && i != 0)
       r.fail(p + ".polling", "only the first (shallowest) idle state may be a polling state");
     if (i > 0 && s.exit_latency_ns < m.idle_states[i - 1].exit_latency_ns)
@@ -612,10 +622,14 @@ void validate(const Machine& m, const Reader& r) {
              fmt::format("{} is below the previous state's {}: list states shallowest first",
                          s.exit_latency_ns, m.idle_states[i - 1].exit_latency_ns));
   }
-  for (const CostField& f : kCostFields)
-    if ((m.costs.*f.member).ns < 0)
+  for (const CostField& f : kCostFields) {
+    const Time ns = (m.costs.*f.member).ns;
+    if (ns < 0) r.fail(fmt::format("costs.{}.ns", f.key), fmt::format("negative cost {} ns", ns));
+    if (ns > Machine::kMaxTimeNs)
       r.fail(fmt::format("costs.{}.ns", f.key),
-             fmt::format("negative cost {} ns", (m.costs.*f.member).ns));
+             fmt::format("cost {} ns is over {} ns (1 s), the largest time a machine may give", ns,
+                         Machine::kMaxTimeNs));
+  }
   if (m.build.hz < 100 || m.build.hz > 1000)
     r.fail("kernel_build.hz", fmt::format("{} is outside 100..1000", m.build.hz));
 }
@@ -764,12 +778,9 @@ Machine parse_machine(std::string_view text, std::string_view origin) {
   if (text.size() > kMaxMachineFileBytes)
     throw InputError(fmt::format("{}: {} bytes; a machine file may have at most {} bytes", origin,
                                  text.size(), kMaxMachineFileBytes));
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    // e.byte is the 1-based offset of the last character read; turn it into line:column.
-    size_t pos = e.byte == 0 ? 0 : std::min<size_t>(e.byte - 1, text.size());
+  // byte is the 1-based offset of the last character read; turn it into line:column.
+  auto error_at = [&](std::size_t byte, const std::string& what) {
+    size_t pos = byte == 0 ? 0 : std::min<size_t>(byte - 1, text.size());
     size_t line = 1, col = 1;
     for (size_t i = 0; i < pos; ++i) {
       if (text[i] == '\n') {
@@ -779,13 +790,28 @@ Machine parse_machine(std::string_view text, std::string_view origin) {
         ++col;
       }
     }
-    throw InputError(fmt::format("{}:{}:{}: {}", origin, line, col, parse_error_text(e.what())));
-  }
-  // A second, SAX pass over the (valid) text finds where each value is, for the errors.
+    return InputError(fmt::format("{}:{}:{}: {}", origin, line, col, what));
+  };
+  // A SAX pass over the text finds where each value is, for the errors.
   std::size_t pos = 0;
   PositionIndex index(text, &pos);
-  json::sax_parse(CountingIter{text.data(), &pos}, CountingIter{text.data() + text.size(), &pos},
-                  &index);
+  auto index_text = [&] {
+    json::sax_parse(CountingIter{text.data(), &pos}, CountingIter{text.data() + text.size(), &pos},
+                    &index);
+  };
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    throw error_at(e.byte, parse_error_text(e.what()));
+  } catch (const json::out_of_range& e) {
+    // A number beyond a double ("1e400"): this exception carries no position; the SAX pass
+    // stops at the same place and says where.
+    index_text();
+    const std::string what = e.what();
+    throw error_at(index.error_byte, what.substr(what.find("] ") + 2));
+  }
+  index_text();
   return read_machine(j, Reader(origin, &index.positions));
 }
 

@@ -16,6 +16,8 @@
 
 namespace schedtwin::workload {
 
+JNode::JNode() = default;
+
 const char* JNode::kind_name() const {
   switch (kind) {
     case Kind::Null:
@@ -206,9 +208,13 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     locate(position == 0 ? 0 : position - 1, line, col);
     std::string what = ex.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error while
-    // parsing value - invalid literal; last read: 'x'" -> keep what follows the position.
+    // parsing value - invalid literal; last read: 'x'" -> keep what follows the position;
+    // "[json.exception.out_of_range.406] number overflow parsing '1e400'" has none.
     auto p = what.find(": ");
-    if (p != std::string::npos) what = what.substr(p + 2);
+    if (p != std::string::npos)
+      what = what.substr(p + 2);
+    else if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+      what = what.substr(what.find("] ") + 2);
     error = fmt::format("{}:{}:{}: {}", origin_, line, col, what);
     return false;
   }

@@ -13,6 +13,9 @@ namespace schedtwin::workload {
 
 struct JNode {
   enum class Kind : std::uint8_t { Null, Bool, Int, Float, String, Object, Array };
+  // Defined out of line: clang 14 with libstdc++ 12 cannot instantiate the implicit one
+  // while std::pair<std::string, JNode> below is still incomplete.
+  JNode();
   Kind kind = Kind::Null;
   bool b = false;
   std::int64_t i = 0;
