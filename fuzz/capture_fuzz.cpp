@@ -5,14 +5,14 @@
 // Path components are [A-Za-z0-9_.-]+ (not "." or ".."), at most kMaxDepth of them; other
 // lines are skipped, so nothing is written outside the temporary sysroot (a directory under
 // $TMPDIR, else /dev/shm, else /tmp, made once per process). The tree is made equal to the
-// input's, then captured; a captured machine goes through the dump round trip and kSimNs of a fixed task
-// set, as in machine_fuzz. See README.md.
+// input's, then captured; a captured machine goes through the dump round trip and kSimNs of
+// a fixed task set, as in machine_fuzz. See README.md.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>

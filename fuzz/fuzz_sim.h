@@ -66,8 +66,9 @@ inline void simulate_machine(const machine::Machine& m) {
       std::to_string(periodic) + R"(, "run": 700, "timer": {"ref": "unique", "period": 2000}},
            "hog": {"instance": 2, "loop": -1, "run": 5000, "sleep": 100},
            "idle": {"policy": "SCHED_IDLE", "run": 3000, "sleep": 500}}})";
-  const auto cfg = workload::rtapp::parse(workload::parse_relaxed_json(text, "fuzz-machine-taskset"),
-                                          "fuzz-machine-taskset", m.nr_cpus());
+  const auto cfg =
+      workload::rtapp::parse(workload::parse_relaxed_json(text, "fuzz-machine-taskset"),
+                             "fuzz-machine-taskset", m.nr_cpus());
   simulate_rtapp(cfg, m);
 }
 

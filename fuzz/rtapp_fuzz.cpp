@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     const workload::JNode root = workload::parse_relaxed_json(text, "fuzz.json");
-    const workload::rtapp::Config cfg = workload::rtapp::parse(root, "fuzz.json", hikey().nr_cpus());
+    const workload::rtapp::Config cfg =
+        workload::rtapp::parse(root, "fuzz.json", hikey().nr_cpus());
     fuzz::simulate_rtapp(cfg, hikey());
   } catch (const InputError&) {
     // The expected outcome for bad input.

@@ -60,8 +60,7 @@ bool bound(JNode& root) {
   bool small_machine = true;
   if (root.kind != JNode::Kind::Object) return small_machine;
   for (auto& [key, v] : root.members) {
-    if (key == "duration_s" && v.is_number() && v.number() > kMaxDurationS &&
-        v.number() <= 3600) {
+    if (key == "duration_s" && v.is_number() && v.number() > kMaxDurationS && v.number() <= 3600) {
       v.kind = JNode::Kind::Float;
       v.f = kMaxDurationS;
     } else if (key == "machine" && v.kind == JNode::Kind::String) {

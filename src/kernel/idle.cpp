@@ -74,6 +74,9 @@ int KernelImpl::cpuidle_select(int cpu) {
 // menu_reflect/menu_update: remember the measured idle period.
 void KernelImpl::cpuidle_reflect(int cpu, Time idle_duration) {
   Rq& rq = cpu_rq(cpu);
+  // A wakeup that arrived while the CPU was still entering idle ends the period before it
+  // began: the kernel measures such a period as 0 (found by fuzz/scenario_fuzz).
+  idle_duration = std::max<Time>(idle_duration, 0);
   if (rq.idle_history.size() < INTERVALS) {
     rq.idle_history.push_back(idle_duration);
   } else {
