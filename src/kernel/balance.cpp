@@ -467,13 +467,7 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
 void KernelImpl::detach_task_lb(Task& p, int dst_cpu) {
   if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p.se.task, p.cpu, dst_cpu);
   deactivate_task(p.cpu, p.se.task, DEQUEUE_SAVE | DEQUEUE_MOVE);
-  detach_entity_cfs_rq(p.se);
-  p.se.avg.last_update_time = 0;
-  p.se.exec_start = 0;
-  if (!cpus_share_cache(p.cpu, dst_cpu)) p.migrated_cold = true;
-  p.cpu = dst_cpu;
-  set_task_rq(p, dst_cpu);
-  p.nr_migrations++;
+  migrate_queued_task(p, dst_cpu);
   lb_stats_.migrations++;
 }
 

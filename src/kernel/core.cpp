@@ -213,6 +213,19 @@ void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
   t.nr_migrations++;
 }
 
+// migrate_task_rq_fair (fair.c v5.15) for a dequeued task (TASK_ON_RQ_MIGRATING), then
+// set_task_cpu: its PELT signals leave with it now and attach at the next enqueue; it is
+// no longer cache hot; crossing an LLC costs the cache-cold penalty at its next switch-in.
+void KernelImpl::migrate_queued_task(Task& p, int dest) {
+  detach_entity_cfs_rq(p.se);
+  p.se.avg.last_update_time = 0;
+  p.se.exec_start = 0;
+  if (!cpus_share_cache(p.cpu, dest)) p.migrated_cold = true;
+  p.cpu = dest;
+  set_task_rq(p, dest);
+  p.nr_migrations++;
+}
+
 void KernelImpl::activate_task(int cpu, TaskId p, int flags) {
   Task& t = task(p);
   enqueue_task_fair(cpu_rq(cpu), t, flags);
@@ -638,16 +651,8 @@ void KernelImpl::move_task(TaskId id, int dest) {
   if (trace_) trace_->sched_migrate_task(now_, src, id, src, dest);
   update_curr(*t.se.cfs);
   dequeue_task_fair(srq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
-  // put_prev_task: it no longer runs here; its group entities that stay queued go back
-  // into their timelines.
-  for (sched_entity* se = &t.se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
-  detach_entity_cfs_rq(t.se);
-  t.se.avg.last_update_time = 0;
-  t.se.exec_start = 0;
-  if (!cpus_share_cache(src, dest)) t.migrated_cold = true;
-  t.cpu = dest;
-  set_task_rq(t, dest);
-  t.nr_migrations++;
+  put_prev_task_fair(t);  // it no longer runs here
+  migrate_queued_task(t, dest);
   TaskState st = t.state;
   activate_task(dest, id, 0);
   if (st == TaskState::Running) t.state = TaskState::Runnable;
@@ -695,8 +700,7 @@ void KernelImpl::sched_move_task(TaskId id, int group) {
     update_curr(*t.se.cfs);
     dequeue_task_fair(rq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
   }
-  if (running)
-    for (sched_entity* se = &t.se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
+  if (running) put_prev_task_fair(t);
   const bool normalized = queued || t.se.sum_exec_runtime == 0;
   cfs_rq& old = *t.se.cfs;
   if (!normalized) {

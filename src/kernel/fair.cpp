@@ -320,16 +320,12 @@ void KernelImpl::reweight_entity(cfs_rq& cfs, sched_entity& se, unsigned long we
     if (cfs.curr == &se) update_curr(cfs);
     update_load_sub(cfs.load, se.load.weight);
   }
-  // dequeue_load_avg / enqueue_load_avg around the new weight
-  auto sub = [](auto& var, auto val) { var = var > val ? var - val : 0; };
-  sub(cfs.avg.load_avg, se.avg.load_avg);
-  sub(cfs.avg.load_sum, static_cast<std::uint64_t>(se.load.weight) * se.avg.load_sum);
+  dequeue_load_avg(cfs, se);
   se.load.weight = weight;
   se.load.inv_weight = 0;
-  const std::uint32_t divider = LOAD_AVG_MAX - 1024 + se.avg.period_contrib;
-  se.avg.load_avg = static_cast<unsigned long>(static_cast<std::uint64_t>(weight) * se.avg.load_sum / divider);
-  cfs.avg.load_avg += se.avg.load_avg;
-  cfs.avg.load_sum += static_cast<std::uint64_t>(weight) * se.avg.load_sum;
+  se.avg.load_avg =
+      static_cast<unsigned long>(static_cast<std::uint64_t>(weight) * se.avg.load_sum / get_pelt_divider(se.avg));
+  enqueue_load_avg(cfs, se);
   if (se.on_rq) update_load_add(cfs.load, se.load.weight);
 }
 
@@ -349,6 +345,12 @@ void KernelImpl::put_prev_entity(cfs_rq& cfs, sched_entity& prev) {
     update_load_avg(cfs, prev, 0);
   }
   cfs.curr = nullptr;
+}
+
+// put_prev_task_fair (fair.c v5.15): every level at which the task's hierarchy is current;
+// entities still queued go back into their timelines.
+void KernelImpl::put_prev_task_fair(Task& p) {
+  for (sched_entity* se = &p.se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
 }
 
 // set_next_entity (fair.c v5.4).
@@ -400,8 +402,7 @@ sched_entity* KernelImpl::pick_next_entity(cfs_rq& cfs, sched_entity* curr) {
 // put/set of the levels prev and next share).
 TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
   cfs_rq& cfs = rq.cfs;
-  if (prev != kNoTask)
-    for (sched_entity* se = &task(prev).se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
+  if (prev != kNoTask) put_prev_task_fair(task(prev));
   if (!cfs.nr_running) {
     int saved_cpu = this_cpu_;
     TaskId saved_cur = current_;

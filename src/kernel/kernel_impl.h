@@ -226,6 +226,7 @@ class KernelImpl {
   void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
   void start_idle_exit(int cpu, Time delay);
   void set_task_cpu(TaskId p, int new_cpu);
+  void migrate_queued_task(Task& p, int dest);
   void activate_task(int cpu, TaskId p, int flags);
   void deactivate_task(int cpu, TaskId p, int flags);
   bool idle_cpu(int cpu) const;
@@ -251,6 +252,7 @@ class KernelImpl {
   void enqueue_task_fair(Rq& rq, Task& p, int flags);
   void dequeue_task_fair(Rq& rq, Task& p, int flags);
   void put_prev_entity(cfs_rq& cfs, sched_entity& prev);
+  void put_prev_task_fair(Task& p);
   void set_next_entity(cfs_rq& cfs, sched_entity& se);
   sched_entity* pick_next_entity(cfs_rq& cfs, sched_entity* curr);
   TaskId pick_next_task_fair(Rq& rq, TaskId prev);
@@ -280,6 +282,8 @@ class KernelImpl {
   void sync_entity_load_avg(sched_entity& se, cfs_rq& cfs);
   void init_entity_runnable_average(sched_entity& se);
   void update_tg_load_avg(cfs_rq& cfs);
+  void enqueue_load_avg(cfs_rq& cfs, sched_entity& se);
+  void dequeue_load_avg(cfs_rq& cfs, sched_entity& se);
   bool propagate_entity_load_avg(sched_entity& se);
   void detach_entity_cfs_rq(sched_entity& se);
   void propagate_entity_cfs_rq(sched_entity& se);

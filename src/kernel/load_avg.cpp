@@ -13,15 +13,6 @@ namespace schedtwin::kernel {
 
 namespace {
 
-template <class T, class U>
-void sub_positive(T& var, U val) {
-  var = var > static_cast<T>(val) ? var - static_cast<T>(val) : 0;
-}
-
-std::uint32_t get_pelt_divider(const sched_avg& avg) {
-  return LOAD_AVG_MAX - 1024 + avg.period_contrib;
-}
-
 template <class T>
 void add_positive(T& var, long delta) {
   long res = static_cast<long>(var) + delta;
@@ -198,8 +189,7 @@ void KernelImpl::attach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   se.avg.runnable_sum = static_cast<std::uint64_t>(se.avg.runnable_avg) * divider;
   se.avg.load_sum = divider;
   if (se.load.weight) se.avg.load_sum = se.avg.load_avg * se.avg.load_sum / se.load.weight;
-  cfs.avg.load_avg += se.avg.load_avg;
-  cfs.avg.load_sum += se.load.weight * se.avg.load_sum;
+  enqueue_load_avg(cfs, se);
   cfs.avg.util_avg += se.avg.util_avg;
   cfs.avg.util_sum += se.avg.util_sum;
   cfs.avg.runnable_avg += se.avg.runnable_avg;
@@ -207,10 +197,19 @@ void KernelImpl::attach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   if (cfs.tg) add_tg_cfs_propagate(cfs, static_cast<long>(se.avg.load_sum));
 }
 
-// detach_entity_load_avg (fair.c v5.7).
-void KernelImpl::detach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
+// enqueue_load_avg / dequeue_load_avg (fair.c v5.15): the entity's load in its cfs_rq's.
+void KernelImpl::enqueue_load_avg(cfs_rq& cfs, sched_entity& se) {
+  cfs.avg.load_avg += se.avg.load_avg;
+  cfs.avg.load_sum += se.load.weight * se.avg.load_sum;
+}
+void KernelImpl::dequeue_load_avg(cfs_rq& cfs, sched_entity& se) {
   sub_positive(cfs.avg.load_avg, se.avg.load_avg);
   sub_positive(cfs.avg.load_sum, se.load.weight * se.avg.load_sum);
+}
+
+// detach_entity_load_avg (fair.c v5.7).
+void KernelImpl::detach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
+  dequeue_load_avg(cfs, se);
   sub_positive(cfs.avg.util_avg, se.avg.util_avg);
   sub_positive(cfs.avg.util_sum, se.avg.util_sum);
   sub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);

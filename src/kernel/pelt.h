@@ -42,6 +42,17 @@ struct sched_avg {
   unsigned long util_avg = 0;
 };
 
+// get_pelt_divider (pelt.h v5.15): the current maximum of a *_sum for this avg's window.
+inline std::uint32_t get_pelt_divider(const sched_avg& avg) {
+  return LOAD_AVG_MAX - 1024 + avg.period_contrib;
+}
+
+// sub_positive (fair.c): var -= val, clamped at 0.
+template <class T, class U>
+void sub_positive(T& var, U val) {
+  var = var > static_cast<T>(val) ? var - static_cast<T>(val) : 0;
+}
+
 // mul_u64_u32_shr (include/linux/math64.h, generic 32x32 version): (a * mul) >> shift
 // without a 128-bit product; exact for shift == 32.
 std::uint64_t mul_u64_u32_shr(std::uint64_t a, std::uint32_t mul, unsigned shift);
