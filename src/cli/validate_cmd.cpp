@@ -213,22 +213,24 @@ std::vector<std::string> hackbench_argv(int groups, std::int64_t loops) {
   return {"hackbench", "-p", "-g", std::to_string(groups), "-l", std::to_string(loops)};
 }
 
-double real_perf(int groups, std::int64_t loops) {
-  const host::ExecResult r = run_tool(perf_argv(groups, loops), "linux-perf");
-  const auto t = host::parse_perf_total_time(r.output);
+// Runs a messaging benchmark for real and reads its time in seconds with `parse`, which
+// looks for the line named `line`.
+double real_seconds(const std::vector<std::string>& argv, const char* package,
+                    std::optional<double> (*parse)(std::string_view), const char* line) {
+  const host::ExecResult r = run_tool(argv, package);
+  const auto t = parse(r.output);
   if (!t)
-    throw InputError(fmt::format("validate: `{}` printed no \"Total time\" line: {}",
-                                 command_text(perf_argv(groups, loops)), last_line(r.output)));
+    throw InputError(fmt::format("validate: `{}` printed no \"{}\" line: {}", command_text(argv), line,
+                                 last_line(r.output)));
   return *t;
 }
 
+double real_perf(int groups, std::int64_t loops) {
+  return real_seconds(perf_argv(groups, loops), "linux-perf", host::parse_perf_total_time, "Total time");
+}
+
 double real_hackbench(int groups, std::int64_t loops) {
-  const host::ExecResult r = run_tool(hackbench_argv(groups, loops), "rt-tests");
-  const auto t = host::parse_hackbench_time(r.output);
-  if (!t)
-    throw InputError(fmt::format("validate: `{}` printed no \"Time:\" line: {}",
-                                 command_text(hackbench_argv(groups, loops)), last_line(r.output)));
-  return *t;
+  return real_seconds(hackbench_argv(groups, loops), "rt-tests", host::parse_hackbench_time, "Time:");
 }
 
 double sim_messaging(const CommonOptions& o, int groups, std::int64_t loops, bool hackbench) {

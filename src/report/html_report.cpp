@@ -74,6 +74,19 @@ std::string seeds(int runs) { return runs == 1 ? "seed 1" : fmt::format("seeds 1
 // A number for chart data: null when missing (Vega-Lite leaves the mark out).
 json val(double v) { return std::isnan(v) || std::isinf(v) ? json(nullptr) : json(v); }
 
+// Solid simulated lines, dashed published ones, with a legend that shows the dash.
+json source_dash() {
+  return {{"field", "source"},
+          {"type", "nominal"},
+          {"sort", {"simulated", "published"}},
+          {"legend",
+           {{"orient", "bottom"},
+            {"title", nullptr},
+            {"symbolType", "stroke"},
+            {"symbolStrokeColor", "#444"},
+            {"symbolStrokeWidth", 2}}}};
+}
+
 json color_scale(std::vector<std::string> domain, std::vector<std::string> range) {
   return {{"domain", std::move(domain)}, {"range", std::move(range)}};
 }
@@ -341,16 +354,7 @@ Section latency_nice(const json& f, int runs, bool full) {
             {"sort", domain},
             {"scale", color_scale(domain, std::move(range))},
             {"legend", {{"orient", "bottom"}, {"title", nullptr}}}}},
-          {"strokeDash",
-           {{"field", "source"},
-            {"type", "nominal"},
-            {"sort", {"simulated", "published"}},
-            {"legend",
-             {{"orient", "bottom"},
-              {"title", nullptr},
-              {"symbolType", "stroke"},
-              {"symbolStrokeColor", "#444"},
-              {"symbolStrokeWidth", 2}}}}},
+          {"strokeDash", source_dash()},
           {"tooltip",
            json::array({{{"field", "threads"}, {"type", "quantitative"}},
                         {{"field", "config"}, {"type", "nominal"}},
@@ -451,16 +455,7 @@ Section runnable_avg(const json& f, int runs) {
           {"type", "nominal"},
           {"scale", color_scale({"v5.6", "v5.7"}, {kBase, kChange})},
           {"legend", {{"orient", "bottom"}, {"title", nullptr}}}}},
-        {"strokeDash",
-         {{"field", "source"},
-          {"type", "nominal"},
-          {"sort", {"simulated", "published"}},
-          {"legend",
-           {{"orient", "bottom"},
-            {"title", nullptr},
-            {"symbolType", "stroke"},
-            {"symbolStrokeColor", "#444"},
-            {"symbolStrokeWidth", 2}}}}},
+        {"strokeDash", source_dash()},
         {"tooltip",
          json::array({{{"field", "groups"}, {"type", "quantitative"}},
                       {{"field", "kernel"}, {"type", "nominal"}},
