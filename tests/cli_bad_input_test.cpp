@@ -166,6 +166,11 @@ std::vector<Case> cases() {
        1,
        "t.json:1:28: unknown key \"jump\" in task t (expected an event: run, runtime, sleep, "
        "timer"},
+      {"RtAppTaskgroupNotACgroupPath",
+       {{"t.json", R"({"tasks": {"t": {"run": 1, "taskgroup": "tg1"}}})"}},
+       rtapp(),
+       1,
+       "t.json:1:28: \"taskgroup\": \"tg1\" is not a cgroup path such as \"/tg1\" or \"/tg1/sub\""},
       {"RtAppUnknownGlobalKey",
        {{"t.json", R"({"tasks": {"t": {"run": 1}}, "global": {"durashun": 5}})"}},
        rtapp(),
