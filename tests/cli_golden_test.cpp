@@ -87,7 +87,8 @@ TEST_P(CliGolden, SameBytesAsRecorded) {
     fs::remove_all(dir);
     GTEST_SKIP() << "regenerated " << want_dir;
   }
-  ASSERT_TRUE(fs::is_directory(want_dir)) << want_dir << " missing: run with SCHEDTWIN_UPDATE_GOLDEN=1";
+  ASSERT_TRUE(fs::is_directory(want_dir))
+      << want_dir << " missing: run with SCHEDTWIN_UPDATE_GOLDEN=1";
   auto want = read_dir(want_dir, dir);
   std::string got_names, want_names;
   for (const auto& [name, _] : got) got_names += name + " ";
@@ -102,8 +103,8 @@ TEST_P(CliGolden, SameBytesAsRecorded) {
     std::string la, lb;
     int line = 1;
     while (std::getline(a, la) && std::getline(b, lb) && la == lb) ++line;
-    ADD_FAILURE() << c.name << "/" << name << " differs first at line " << line << ":\n  recorded: "
-                  << la << "\n  now:      " << lb;
+    ADD_FAILURE() << c.name << "/" << name << " differs first at line " << line
+                  << ":\n  recorded: " << la << "\n  now:      " << lb;
   }
   fs::remove_all(dir);
 }
@@ -113,9 +114,10 @@ TEST_P(CliGolden, SameBytesAsRecorded) {
 INSTANTIATE_TEST_SUITE_P(
     Runs, CliGolden,
     ::testing::Values(
-        GoldenCase{"rtapp_sched_idle_hikey",
-                   "rt-app {src}/examples/rt-app/lkml/sched-idle.json --machine hikey --kernel v5.4 "
-                   "--duration 0.3 --logdir {dir} --json {dir}/run.json --schedstat --lb-stats"},
+        GoldenCase{
+            "rtapp_sched_idle_hikey",
+            "rt-app {src}/examples/rt-app/lkml/sched-idle.json --machine hikey --kernel v5.4 "
+            "--duration 0.3 --logdir {dir} --json {dir}/run.json --schedstat --lb-stats"},
         GoldenCase{"messaging_xeon",
                    "messaging -g 2 -l 200 --machine xeon-e5-2650v4 --kernel v5.7 --seed 3 "
                    "--json {dir}/run.json --schedstat --lb-stats"},

@@ -8,7 +8,6 @@
 //   topology.cpp sched domains and groups
 //   idle.cpp     the cpuidle governor
 #pragma once
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -118,6 +117,27 @@ struct TaskGroupRt {
   std::unique_ptr<GroupCpu[]> cpu;     // per CPU; null for the root group (it uses rq->cfs)
 };
 
+// The tasks by id. Entities are linked into intrusive trees, so a task never moves: blocks of
+// 64 allocated as the count grows; task(id) is a shift, a mask and two loads (std::deque holds
+// one 500-byte Task per block and indexes through iterator arithmetic).
+class TaskStore {
+ public:
+  Task& operator[](std::size_t i) { return blocks_[i >> kShift][i & kMask]; }
+  const Task& operator[](std::size_t i) const { return blocks_[i >> kShift][i & kMask]; }
+  std::size_t size() const { return size_; }
+  Task& emplace_back() {
+    if ((size_ & kMask) == 0) blocks_.push_back(std::make_unique<Task[]>(kMask + 1));
+    return (*this)[size_++];
+  }
+  Task& back() { return (*this)[size_ - 1]; }
+
+ private:
+  static constexpr unsigned kShift = 6;
+  static constexpr std::size_t kMask = (std::size_t{1} << kShift) - 1;
+  std::vector<std::unique_ptr<Task[]>> blocks_;
+  std::size_t size_ = 0;
+};
+
 class KernelImpl {
  public:
   KernelImpl(const machine::Machine& m, const Config& cfg);
@@ -132,7 +152,7 @@ class KernelImpl {
   std::uint64_t events_ = 0;
   std::uint64_t switches_ = 0;
   std::vector<Rq> rq_;
-  std::deque<Task> tasks_;  // deque: entities are linked into intrusive trees, so they never move
+  TaskStore tasks_;
   std::vector<LlcShared> llc_shared_;
   std::vector<DomainLevel> levels_;
   std::vector<SchedGroup> groups_;

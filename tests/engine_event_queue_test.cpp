@@ -1,0 +1,89 @@
+// The event queue's contract: earliest time first, equal times in arming order, re-arming
+// and cancelling in place — checked against a reference order kept by the test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "engine/event_queue.h"
+#include "engine/rng.h"
+
+namespace {
+
+using schedtwin::engine::EventQueue;
+using schedtwin::engine::SlotId;
+
+std::vector<SlotId> drain(EventQueue& q) {
+  std::vector<SlotId> order;
+  while (!q.empty()) order.push_back(q.pop());
+  return order;
+}
+
+TEST(EventQueue, EqualTimesFireInArmingOrder) {
+  EventQueue q;
+  std::vector<SlotId> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(q.add_slot(0, static_cast<std::uint32_t>(i)));
+  // Arm in a shuffled order, all at t = 100: the arming order is the firing order.
+  std::vector<SlotId> armed = {7, 3, 39, 0, 12, 25, 1, 38, 2, 20};
+  for (SlotId id : armed) q.arm(id, 100);
+  EXPECT_EQ(drain(q), armed);
+}
+
+TEST(EventQueue, RearmMovesToTheBackOfItsTime) {
+  EventQueue q;
+  SlotId a = q.add_slot(0, 0), b = q.add_slot(0, 1), c = q.add_slot(0, 2);
+  q.arm(a, 50);
+  q.arm(b, 50);
+  q.arm(c, 10);
+  q.arm(a, 50);  // re-armed: now after b
+  q.cancel(c);
+  EXPECT_FALSE(q.armed(c));
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(drain(q), (std::vector<SlotId>{b, a}));
+  EXPECT_FALSE(q.armed(a));
+}
+
+// Random arm / re-arm / cancel / pop against a sorted reference of (when, arming number).
+void random_against_reference(EventQueue& q, int slots, int steps) {
+  schedtwin::engine::Rng rng(42);
+  std::vector<SlotId> ids;
+  for (int i = 0; i < slots; ++i) ids.push_back(q.add_slot(0, static_cast<std::uint32_t>(i)));
+  std::vector<std::tuple<long, long, SlotId>> ref;  // (when, arming number, id)
+  long n = 0, now = 0;
+  for (int step = 0; step < steps; ++step) {
+    SlotId id = ids[rng.next() % ids.size()];
+    auto it =
+        std::find_if(ref.begin(), ref.end(), [&](const auto& e) { return std::get<2>(e) == id; });
+    switch (rng.next() % 4) {
+      case 0:
+      case 1: {
+        long when = now + static_cast<long>(rng.next() % 8);  // many equal times
+        if (it != ref.end()) ref.erase(it);
+        ref.emplace_back(when, n++, id);
+        q.arm(id, when);
+        break;
+      }
+      case 2:
+        if (it != ref.end()) ref.erase(it);
+        q.cancel(id);
+        break;
+      case 3:
+        if (ref.empty()) break;
+        auto first = std::min_element(ref.begin(), ref.end());
+        ASSERT_EQ(q.next_time(), std::get<0>(*first));
+        ASSERT_EQ(q.pop(), std::get<2>(*first)) << "step " << step;
+        now = std::get<0>(*first);
+        ref.erase(first);
+        break;
+    }
+    ASSERT_EQ(q.size(), ref.size());
+  }
+}
+
+TEST(EventQueue, RandomOperationsMatchReference) {
+  EventQueue q;
+  random_against_reference(q, 300, 20000);
+}
+
+}  // namespace
