@@ -3,9 +3,11 @@
 for each, wall time, simulated seconds per wall second, events per second, context
 switches per second, messages per second where there are messages, and peak memory.
 
-  bench/suite.py [--full] [--bin build/schedtwin] [--json FILE]
+  bench/suite.py [--full | --smoke] [--bin build/schedtwin] [--json FILE]
 
-Quick scale (default) shortens the long scenarios; --full runs them as the issue states.
+Quick scale (default) shortens the long scenarios; --full runs them as the issue states;
+--smoke runs each at a size that takes a few seconds in all (the CI step that proves the
+suite runs to completion; its figures are dominated by set-up and are not comparable).
 An event is one item taken off the engine's queue and dispatched (the runs' `events`)."""
 import argparse, json, os, subprocess, sys, tempfile, time
 
@@ -13,21 +15,32 @@ here = os.path.dirname(os.path.abspath(__file__))
 inputs = os.path.join(here, "inputs")
 
 
-def scenarios(full):
+# Per scale: messaging -g 20 loops, messaging -g 256 loops, rt-app duration (s) of the
+# sched-idle experiment (None: the file's 5 s), of the 4096-task and of the 100k-task runs.
+SCALES = {
+    "smoke": (40, 10, 0.2, 0.2, 0.2),
+    "quick": (4000, 100, None, 2, 2),
+    "full": (40000, 1000, None, 10, 10),
+}
+
+
+def scenarios(scale):
+    l20, l256, idle_s, periodic_s, sleepers_s = SCALES[scale]
+    idle_dur = ["--duration", str(idle_s)] if idle_s is not None else []
     return [
-        ("sched-idle fallback, rt-app, hikey, 5 s",
+        ("sched-idle fallback, rt-app, hikey, {:g} s".format(idle_s if idle_s is not None else 5),
          ["rt-app", os.path.join(here, "..", "examples", "rt-app", "lkml", "sched-idle.json"), "--machine", "hikey",
-          "--logdir", "{tmp}"]),
-        ("messaging -g 20 -l {} xeon-e5-2650v4".format(40000 if full else 4000),
-         ["messaging", "-g", "20", "-l", "40000" if full else "4000", "--machine", "xeon-e5-2650v4"]),
-        ("messaging -g 256 -l {} thunderx2".format(1000 if full else 100),
-         ["messaging", "-g", "256", "-l", "1000" if full else "100", "--machine", "thunderx2"]),
-        ("4096 periodic rt-app tasks, 1024 CPUs, {} s".format(10 if full else 2),
+          "--logdir", "{tmp}"] + idle_dur),
+        ("messaging -g 20 -l {} xeon-e5-2650v4".format(l20),
+         ["messaging", "-g", "20", "-l", str(l20), "--machine", "xeon-e5-2650v4"]),
+        ("messaging -g 256 -l {} thunderx2".format(l256),
+         ["messaging", "-g", "256", "-l", str(l256), "--machine", "thunderx2"]),
+        ("4096 periodic rt-app tasks, 1024 CPUs, {:g} s".format(periodic_s),
          ["rt-app", os.path.join(inputs, "periodic-4096.json"), "--machine", os.path.join(inputs, "synthetic-1024.json"),
-          "--duration", "10" if full else "2"]),
-        ("100000 sleeping tasks, xeon-e5-2650v4, {} s".format(10 if full else 2),
+          "--duration", str(periodic_s)]),
+        ("100000 sleeping tasks, xeon-e5-2650v4, {:g} s".format(sleepers_s),
          ["rt-app", os.path.join(inputs, "sleepers-100k.json"), "--machine", "xeon-e5-2650v4",
-          "--duration", "10" if full else "2"]),
+          "--duration", str(sleepers_s)]),
     ]
 
 
@@ -54,13 +67,16 @@ def run(binary, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--full", action="store_true")
+    scale = ap.add_mutually_exclusive_group()
+    scale.add_argument("--full", action="store_true", help="the issue's sizes")
+    scale.add_argument("--smoke", action="store_true", help="tiny sizes: only proves every scenario runs")
     ap.add_argument("--bin", default=os.path.join(here, "..", "build", "schedtwin"))
     ap.add_argument("--json")
     a = ap.parse_args()
+    scale = "full" if a.full else "smoke" if a.smoke else "quick"
     results = []
     print(f"{'scenario':<48} {'wall s':>8} {'sim s/s':>9} {'events/s':>10} {'switch/s':>10} {'msg/s':>10} {'RSS MB':>8}")
-    for name, args in scenarios(a.full):
+    for name, args in scenarios(scale):
         r = run(a.bin, args)
         r["scenario"] = name
         results.append(r)
@@ -69,7 +85,7 @@ def main():
               f"{r['context_switches_per_s'] / 1e6:9.2f}M {msg} {r['peak_rss_mb']:8.1f}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"full": a.full, "results": results}, f, indent=2)
+            json.dump({"full": a.full, "scale": scale, "results": results}, f, indent=2)
 
 
 if __name__ == "__main__":
