@@ -122,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(
                    "messaging -g 2 -l 200 --machine xeon-e5-2650v4 --kernel v5.7 --seed 3 "
                    "--json {dir}/run.json --schedstat --lb-stats"},
         GoldenCase{"messaging_thread_pipe_thunderx2",
-                   "messaging -t -p -g 4 -l 20 --machine thunderx2 --kernel v5.6 "
+                   "messaging -t -p -g 2 -l 10 --machine thunderx2 --kernel v5.6 "
                    "--json {dir}/run.json --lb-stats"},
         GoldenCase{"messaging_ftrace_hikey",
                    "messaging -g 1 -l 5 --machine hikey --ftrace {dir}/trace.txt"},
