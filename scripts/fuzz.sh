@@ -12,7 +12,8 @@
 # Usage: scripts/fuzz.sh [SECONDS]
 # Environment: FUZZ_TARGETS="rtapp machine capture scenario" (the default, all four),
 #              BUILD_DIR (default <repo>/build-fuzz), JOBS (build parallelism, default 2),
-#              CXX (default clang++).
+#              CXX (default clang++), FUZZ_OPT (compile flags, default "-O2 -g";
+#              scripts/ci-sanitize.sh shares the build with the sanitizer test run at "-O1 -g1").
 set -eu
 
 secs=${1:-60}
@@ -22,7 +23,8 @@ build=${BUILD_DIR:-$root/build-fuzz}
 targets=${FUZZ_TARGETS:-rtapp machine capture scenario}
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSCHEDTWIN_FUZZ=ON -DSCHEDTWIN_BENCH=OFF >/dev/null
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${FUZZ_OPT:--O2 -g} -DNDEBUG" \
+  -DSCHEDTWIN_FUZZ=ON -DSCHEDTWIN_BENCH=OFF >/dev/null
 bin_targets=
 for t in $targets; do bin_targets="$bin_targets ${t}_fuzz"; done
 # shellcheck disable=SC2086

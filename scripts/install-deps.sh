@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 pkgs=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
       libbenchmark-dev libboost-dev protobuf-compiler libprotobuf-dev
       chromium                       # reproduce --report: the end-to-end test renders the page
-      rt-app rt-tests linux-perf)    # calibrate / validate run the real rt-app, hackbench, perf
+      rt-app rt-tests linux-perf     # calibrate / validate run the real rt-app, hackbench, perf
+      clang libclang-rt-14-dev)      # CI's sanitizer + libFuzzer step (scripts/ci-sanitize.sh)
 # Node.js may come from elsewhere (this workplace's machines carry a newer one); Debian's otherwise.
 command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()
