@@ -76,6 +76,8 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   Time next_time() const { return heap_.empty() ? kTimeNever : heap_[0].when; }
+  // The earliest slot, left armed; the queue must not be empty.
+  SlotId peek() const { return heap_[0].id; }
 
   // Removes and returns the earliest slot; the slot is disarmed.
   SlotId pop() {

@@ -868,12 +868,25 @@ void KernelImpl::dispatch(engine::SlotId slot) {
   }
 }
 
+// Most events end a running task's step, and the CPU's rq and task are seldom still in the L1
+// cache by then: start loading the next event's while this one is handled. Only a hint; it
+// changes nothing the simulation computes.
+void KernelImpl::prefetch_next_step() const {
+  if (q_.empty()) return;
+  const engine::Slot& n = q_.slot(q_.peek());
+  if (n.kind != EV_STEP) return;
+  const Rq& r = rq_[n.target];
+  __builtin_prefetch(&r);
+  if (r.curr != kNoTask) __builtin_prefetch(&tasks_[static_cast<size_t>(r.curr)]);
+}
+
 void KernelImpl::run_until(Time end) {
   while (!q_.empty() && q_.next_time() < end) {
     Time t = q_.next_time();
     engine::SlotId slot = q_.pop();
     now_ = t;
     ++events_;
+    prefetch_next_step();
     dispatch(slot);
     if (check_) check_invariants();
   }

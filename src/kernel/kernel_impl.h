@@ -218,6 +218,7 @@ class KernelImpl {
   void arm_timer(TaskId t, Time expires);
   void run_until(Time end);
   void dispatch(engine::SlotId slot);
+  void prefetch_next_step() const;
   void on_tick(int cpu);
   void on_step_done(int cpu);
   void on_ipi(int cpu);

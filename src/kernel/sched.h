@@ -6,9 +6,9 @@
 // per CPU (KernelImpl::tg_rt_); the root group's cfs_rq is rq->cfs.
 // Left out: RT/DL classes, CFS bandwidth, uclamp, NUMA balancing.
 #pragma once
+#include <array>
 #include <boost/intrusive/list.hpp>
 #include <boost/intrusive/set.hpp>
-#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -53,7 +53,7 @@ struct sched_entity {
   std::uint64_t vruntime = 0;  // u64 as in the kernel; compared through signed differences
   sched_avg avg;
   util_est ue;
-  TaskId task = kNoTask;       // kNoTask for a group entity
+  TaskId task = kNoTask;  // kNoTask for a group entity
   // Hierarchy (FAIR_GROUP_SCHED): se->cfs_rq is the queue the entity is (to be) queued on,
   // my_q the queue a group entity owns, parent the group entity above (null at the root).
   cfs_rq* cfs = nullptr;
@@ -69,17 +69,17 @@ struct VruntimeLess {
 };
 
 // The rbtree of queued entities; insertion of equal keys goes right (after), as in the kernel.
-using Timeline = bi::multiset<sched_entity, bi::compare<VruntimeLess>,
-                              bi::member_hook<sched_entity, decltype(sched_entity::run_node),
-                                              &sched_entity::run_node>,
-                              bi::constant_time_size<true>>;
+using Timeline = bi::multiset<
+    sched_entity, bi::compare<VruntimeLess>,
+    bi::member_hook<sched_entity, decltype(sched_entity::run_node), &sched_entity::run_node>,
+    bi::constant_time_size<true>>;
 
 // rq->cfs_tasks: the queued fair tasks, most recently queued or picked at the front;
 // detach_tasks walks it from the back.
-using TaskList = bi::list<sched_entity,
-                          bi::member_hook<sched_entity, decltype(sched_entity::group_node),
-                                          &sched_entity::group_node>,
-                          bi::constant_time_size<true>>;
+using TaskList = bi::list<
+    sched_entity,
+    bi::member_hook<sched_entity, decltype(sched_entity::group_node), &sched_entity::group_node>,
+    bi::constant_time_size<true>>;
 
 struct cfs_rq {
   load_weight load;
@@ -101,8 +101,8 @@ struct cfs_rq {
   Time exec_clock = 0;  // ns of fair-task execution on this CPU (schedstat rq_cpu_time)
   // Group scheduling
   int cpu = 0;
-  int tg = 0;                      // task group id, 0 = root
-  bool idle = false;               // cfs_rq_is_idle: the group has cpu.idle set (v5.15)
+  int tg = 0;         // task group id, 0 = root
+  bool idle = false;  // cfs_rq_is_idle: the group has cpu.idle set (v5.15)
   unsigned long tg_load_avg_contrib = 0;
   bool propagate = false;
   long prop_runnable_sum = 0;
@@ -123,23 +123,24 @@ struct WakerInfo {
   int recent_used_cpu = -1;
 };
 
-struct Task {
-  TaskAttr attr;
+struct alignas(64) Task {
+  // The program, first: every step completion reads and writes these (one cache line).
   TaskBody* body = nullptr;
+  Time remaining = 0;  // work left in the current step, ns at full speed
+  Time run_until = 0;
+  Step::Kind step_kind = Step::Kind::Run;
   TaskState state = TaskState::Blocked;
+  bool needs_next = true;      // call body->next() once the pending work is done
+  bool migrated_cold = false;  // pay the cache-cold penalty at next switch-in
+  int cpu = 0;                 // task_cpu()
+  int pending_move = -1;       // set_affinity of a running task: move after its step
+  TaskAttr attr;
   Policy policy = Policy::Normal;
   int nice = 0;
   std::vector<bool> allowed;  // cpus_ptr
   int nr_cpus_allowed = 0;
-  int cpu = 0;                // task_cpu()
   sched_entity se;
   WakerInfo waker;
-  // The program: remaining work of the current step in ns at full speed.
-  Step::Kind step_kind = Step::Kind::Run;
-  Time remaining = 0;
-  Time run_until = 0;
-  bool needs_next = true;     // call body->next() once the pending work is done
-  bool migrated_cold = false; // pay the cache-cold penalty at next switch-in
   // hrtimer
   engine::SlotId timer_slot = 0;
   int timer_cpu = -1;
@@ -149,13 +150,12 @@ struct Task {
   std::int64_t nr_wakeups = 0, nr_migrations = 0, nr_switches = 0;
   Time run_delay = 0;
   int fork_cpu = -1;
-  int group = 0;                    // task group id
-  int latency_nice = 5;             // from the group (latency-nice RFC)
+  int group = 0;         // task group id
+  int latency_nice = 5;  // from the group (latency-nice RFC)
   // se_is_idle / task_h_idle: SCHED_IDLE, or in a cpu.idle group (v5.15+). The flat model
   // has no group entities: a task of an idle group stands for its group's idle entity.
   bool h_idle = false;
   unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list
-  int pending_move = -1;            // set_affinity of a running task: move after its step
 };
 
 // SD_* flags (include/linux/sched/topology.h).
@@ -178,35 +178,35 @@ enum SdFlags : unsigned {
 
 // A sched group of one domain level; shared by the CPUs of the level (sgc).
 struct SchedGroup {
-  std::vector<int> cpus;     // span, ascending
-  long capacity = 0;         // sgc->capacity: sum of capacity_of
+  std::vector<int> cpus;  // span, ascending
+  long capacity = 0;      // sgc->capacity: sum of capacity_of
   long max_capacity = 0;
-  int imbalance = 0;         // sgc->imbalance (group_imbalanced)
-  int balance_cpu = 0;       // group_balance_cpu: first CPU of the group
+  int imbalance = 0;    // sgc->imbalance (group_imbalanced)
+  int balance_cpu = 0;  // group_balance_cpu: first CPU of the group
 };
 
 // A domain level shared by all CPUs it spans; per-CPU fields are in SchedDomain.
 struct DomainLevel {
-  std::string name;          // SMT, MC, DIE, NUMA
+  std::string name;  // SMT, MC, DIE, NUMA
   int level = 0;
   unsigned flags = 0;
   int imbalance_pct = 125;
   int cache_nice_tries = 0;
   int busy_factor = 32;
   int min_interval = 1, max_interval = 2;  // ms
-  std::vector<int> span;               // ascending
-  std::vector<int> groups;             // indices into KernelImpl::groups_, local-first order is per CPU
+  std::vector<int> span;                   // ascending
+  std::vector<int> groups;  // indices into KernelImpl::groups_, local-first order is per CPU
 };
 
 // The per-CPU instance of a domain (struct sched_domain).
 struct SchedDomain {
-  int level_id = -1;          // index into KernelImpl::levels_
-  int parent = -1, child = -1;  // indices into the same CPU's domain list
-  std::vector<int> groups;    // group ids, starting with the group containing this CPU
+  int level_id = -1;                // index into KernelImpl::levels_
+  int parent = -1, child = -1;      // indices into the same CPU's domain list
+  std::vector<int> groups;          // group ids, starting with the group containing this CPU
   std::uint64_t avg_scan_cost = 0;  // ns, select_idle_cpu EWMA
   Time max_newidle_lb_cost = 0;
-  std::int64_t last_balance = 0;    // jiffies
-  unsigned balance_interval = 1;    // ms
+  std::int64_t last_balance = 0;  // jiffies
+  unsigned balance_interval = 1;  // ms
   unsigned nr_balance_failed = 0;
   std::int64_t next_decay_max_lb_cost = 0;
   // schedstat (v15), indexed by cpu_idle_type: CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE
@@ -219,19 +219,25 @@ struct SchedDomain {
 
 enum class CpuMode : std::uint8_t { Busy, Idle, ExitingIdle };
 
-struct Rq {
-  int cpu = 0;
-  cfs_rq cfs;
-  unsigned int nr_running = 0;
-  TaskId curr = kNoTask;       // kNoTask: the idle task is current
+struct alignas(64) Rq {
+  // Progress of the running step, first: every step completion reads and writes these
+  // (one cache line).
+  TaskId curr = kNoTask;  // kNoTask: the idle task is current
   bool need_resched = false;
-  WakerInfo idle_waker;        // current->... when the idle task is current
-  // Idle
   CpuMode mode = CpuMode::Idle;
-  int idle_state = -1;         // cpuidle state entered, -1 if none
+  Time seg_start = 0;             // when the current segment began doing the task's work
+  Time debt = 0;                  // kernel time to pay on this CPU before task work resumes
+  std::int64_t speed_q10 = 1024;  // work per ns x1024 for the current segment
+  engine::SlotId tick_slot = 0, step_slot = 0, ipi_slot = 0, idle_exit_slot = 0;
+  int cpu = 0;
+  unsigned int nr_running = 0;
+  cfs_rq cfs;
+  WakerInfo idle_waker;  // current->... when the idle task is current
+  // Idle
+  int idle_state = -1;  // cpuidle state entered, -1 if none
   Time idle_entered = 0;
-  Time idle_wakeup_at = 0;     // when the event that ends the idle period arrived
-  Time idle_stamp = 0;         // rq->idle_stamp (0 = not idle)
+  Time idle_wakeup_at = 0;  // when the event that ends the idle period arrived
+  Time idle_stamp = 0;      // rq->idle_stamp (0 = not idle)
   Time avg_idle = 0;
   Time max_idle_balance_cost = 0;
   std::vector<Time> idle_history;  // last 8 idle durations (menu governor)
@@ -241,12 +247,6 @@ struct Rq {
   int ttwu_pending = 0;
   std::vector<TaskId> pending_timers;  // timers fired while the CPU was leaving idle
   bool ipi_pending = false;
-  // Progress of the running step
-  Time seg_start = 0;          // when the current segment began doing the task's work
-  Time debt = 0;               // kernel time to pay on this CPU before task work resumes
-  std::int64_t speed_q10 = 1024;  // work per ns x1024 for the current segment
-  // Events
-  engine::SlotId tick_slot = 0, step_slot = 0, ipi_slot = 0, idle_exit_slot = 0;
   // Topology
   std::vector<SchedDomain> sd;  // bottom-up
   int sd_llc = -1;              // index into sd of the LLC level, -1 if none
@@ -264,7 +264,7 @@ struct Rq {
   int push_cpu = -1;
   // NOHZ
   bool nohz_tick_stopped = false;
-  unsigned nohz_flags = 0;        // NOHZ_BALANCE_KICK | NOHZ_STATS_KICK pending on this CPU
+  unsigned nohz_flags = 0;  // NOHZ_BALANCE_KICK | NOHZ_STATS_KICK pending on this CPU
   bool has_blocked_load = false;
   // Timers armed on this CPU, for the idle governor's "next timer event".
   std::vector<TaskId> armed_timers;
@@ -280,8 +280,8 @@ struct Rq {
 struct LlcShared {
   bool has_idle_cores = false;
   int nr_busy_cpus = 0;
-  int nr_idle_scan = 0;  // SIS_UTIL (v6.0): CPUs select_idle_cpu may scan
-  int nr_overloaded = 0; // SIB_OVERLOAD_MASK: CPUs of the LLC with > 1 non-idle fair task
+  int nr_idle_scan = 0;   // SIS_UTIL (v6.0): CPUs select_idle_cpu may scan
+  int nr_overloaded = 0;  // SIB_OVERLOAD_MASK: CPUs of the LLC with > 1 non-idle fair task
 };
 
 }  // namespace schedtwin::kernel
