@@ -1,10 +1,16 @@
 #include "cli/rtapp_cmd.h"
 
 #include <fmt/core.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "cli/run_common.h"
 #include "engine/error.h"
@@ -54,14 +60,15 @@ std::string cpu_list(const std::vector<int>& cpus) {
 
 }  // namespace
 
-RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset, const std::string& logdir,
-                       bool create_logdir) {
+RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
+                       const std::string& logdir, bool create_logdir, bool keep_samples) {
   machine::Machine m = make_scenario(o).machine;
-  return run_rtapp_config(o, workload::rtapp::parse_file(taskset, m.nr_cpus()), logdir, create_logdir);
+  return run_rtapp_config(o, workload::rtapp::parse_file(taskset, m.nr_cpus()), logdir,
+                          create_logdir, keep_samples);
 }
 
 RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Config& cfg,
-                              const std::string& logdir, bool create_logdir) {
+                              const std::string& logdir, bool create_logdir, bool keep_samples) {
   Scenario sc = make_scenario(o);
   const std::string& taskset = cfg.path;
   std::error_code ec;
@@ -70,13 +77,19 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
         fmt::format("{}: logdir \"{}\" {} (rt-app needs an existing directory)", taskset, logdir,
                     std::filesystem::exists(logdir, ec) ? "is not a directory" : "does not exist"));
   // Before simulating: the directory to create must not sit under a file.
+  const bool write_logs = !logdir.empty() && cfg.logs;
   const std::filesystem::path new_dir =
-      logdir.empty() || !cfg.logs ? std::filesystem::path() : first_missing_dir(logdir);
+      write_logs ? first_missing_dir(logdir) : std::filesystem::path();
 
   auto t0 = std::chrono::steady_clock::now();
-  kernel::Kernel k(sc.machine, sc.config);
+  // On the heap, so that it can be freed before the summary's samples are gathered.
+  auto kernel = std::make_unique<kernel::Kernel>(sc.machine, sc.config);
+  kernel::Kernel& k = *kernel;
   TraceOutputs traces = open_traces(o, k);
-  workload::rtapp::Runner runner(cfg, k);
+  // Without log files only wu_lat and slack of each row are needed (a few bytes a row).
+  workload::rtapp::Runner runner(
+      cfg, k,
+      write_logs ? workload::rtapp::RowDetail::Full : workload::rtapp::RowDetail::SummaryOnly);
   Time end = runner.end_time();
   if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
   k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
@@ -85,45 +98,86 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
 
   RtAppOutcome out;
   out.occupancy = traces.take_occupancy();
-  out.threads = runner.results();
   for (const auto& d : cfg.tasks) {
     out.task_order.push_back(d.name);
     if (d.has_timer) out.timer_tasks.push_back(d.name);
   }
-  for (const auto& th : out.threads) {
-    out.fork_cpus[th.task].push_back(th.fork_cpu);
-    auto& w = out.wu_lat_us[th.task];
-    auto& s = out.slack_us[th.task];
-    for (const auto& r : th.rows) {
-      w.push_back(static_cast<double>(r.wu_lat));
-      s.push_back(static_cast<double>(r.slack));
+  std::map<std::string, std::vector<int>> threads_of;  // task name -> its threads, in idx order
+  for (int i = 0; i < runner.nr_threads(); ++i) {
+    const std::string& task = runner.thread_task(i);
+    out.fork_cpus[task].push_back(runner.thread_fork_cpu(i));
+    threads_of[task].push_back(i);
+  }
+  // Everything the output needs from the kernel, then the kernel goes (with 100 000 tasks it
+  // holds half the memory): its text comes after the tasks' in the summary.
+  const Time sim_end = k.now();
+  nlohmann::json j = common_json("rt-app", sc, k, wall);
+  std::string kernel_text;
+  add_kernel_reports(o, k, kernel_text, j);
+  kernel.reset();
+#if defined(__GLIBC__)
+  // Its tasks were small blocks amid the heap: hand their pages back, or they would stay
+  // resident beside the samples (which get pages of their own).
+  malloc_trim(0);
+#endif
+
+  // Per task name, the samples of all its threads' rows in thread then row order: one column
+  // of one task at a time, each vector reserved to size. The rows are freed as the last column
+  // is read unless the logs still need them.
+  auto column = [&](const std::vector<int>& idxs, bool wu_lat, bool release) {
+    std::size_t n = 0;
+    for (int i : idxs) n += runner.nr_rows(i);
+    std::vector<double> v;
+    v.reserve(n);
+    for (int i : idxs) {
+      for (const workload::rtapp::RowFigures& f : runner.row_figures(i))
+        v.push_back(wu_lat ? static_cast<double>(f.wu_lat) : static_cast<double>(f.slack));
+      if (release) runner.release_rows(i);
     }
+    return v;
+  };
+  struct TaskFigures {
+    std::string wu_lat_text;  // st and textogram, for tasks with timers
+    nlohmann::json wu_lat, slack;
+  };
+  std::map<std::string, TaskFigures> figures;  // a name given to two tasks is one sample
+  for (const auto& name : out.task_order) {
+    if (figures.count(name)) continue;
+    TaskFigures& f = figures[name];
+    const std::vector<int>& idxs = threads_of[name];
+    std::vector<double> wu = column(idxs, true, false);
+    if (std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end())
+      f.wu_lat_text =
+          metrics::st_format(metrics::st_stats(wu)) + metrics::textogram(wu, 0, 1000, 10);
+    f.wu_lat = summary_json(wu);
+    if (keep_samples) out.wu_lat_us[name] = std::move(wu);
+    std::vector<double>().swap(wu);
+    std::vector<double> slack = column(idxs, false, !write_logs);
+    f.slack = summary_json(slack);
+    if (keep_samples) out.slack_us[name] = std::move(slack);
   }
 
   std::string& txt = out.summary;
   txt += fmt::format("rt-app {} on {} ({} CPUs), kernel {}, seed {}: {:.3f} s simulated\n", taskset,
                      sc.machine.name, sc.machine.nr_cpus(), sc.config.profile.name, sc.config.seed,
-                     static_cast<double>(k.now()) / 1e9);
+                     static_cast<double>(sim_end) / 1e9);
   txt += "placed at fork (wakeups and load balancing may move them later):\n";
   for (const auto& name : out.task_order)
     txt += fmt::format("  {:<16} CPUs {}\n", name, cpu_list(out.fork_cpus[name]));
   for (const auto& name : out.timer_tasks) {
-    const auto& v = out.wu_lat_us[name];
     txt += fmt::format("\n{} wu_lat (us), {} threads:\n", name, out.fork_cpus[name].size());
-    txt += metrics::st_format(metrics::st_stats(v));
-    txt += metrics::textogram(v, 0, 1000, 10);
+    txt += figures.at(name).wu_lat_text;
   }
 
-  nlohmann::json j = common_json("rt-app", sc, k, wall);
   for (const auto& name : out.task_order) {
-    j["tasks"][name]["wu_lat_us"] = summary_json(out.wu_lat_us[name]);
-    j["tasks"][name]["slack_us"] = summary_json(out.slack_us[name]);
+    j["tasks"][name]["wu_lat_us"] = figures.at(name).wu_lat;
+    j["tasks"][name]["slack_us"] = figures.at(name).slack;
     j["tasks"][name]["fork_cpus"] = out.fork_cpus[name];
   }
-  add_kernel_reports(o, k, txt, j);
+  txt += kernel_text;
   out.json = std::move(j);
 
-  if (!logdir.empty() && cfg.logs) {
+  if (write_logs) {
     if (create_logdir && !std::filesystem::create_directories(logdir, ec) && ec)
       throw InputError(
           fmt::format("--logdir {}: cannot create directory ({})", logdir, ec.message()));
@@ -165,7 +219,8 @@ void register_rtapp_command(CLI::App& app) {
       logdir = workload::rtapp::parse_file(o->taskset, 1 << 20).logdir;
       create = false;
     }
-    RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create);
+    // Only the summary and JSON are printed: no need to keep every sample.
+    RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create, false);
     std::cout << out.summary;
     if (!o->common.json_out.empty()) write_file_atomically(o->common.json_out, out.json.dump(2) + "\n");
   });

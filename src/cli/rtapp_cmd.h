@@ -13,8 +13,9 @@
 namespace schedtwin::cli {
 
 struct RtAppOutcome {
-  std::vector<workload::rtapp::ThreadResult> threads;
-  std::map<std::string, std::vector<double>> wu_lat_us;  // per task name, every log row
+  // Per task name, every log row's wu_lat / slack (µs) in thread then row order; empty when
+  // run with keep_samples false.
+  std::map<std::string, std::vector<double>> wu_lat_us;
   std::map<std::string, std::vector<double>> slack_us;
   std::map<std::string, std::vector<int>> fork_cpus;
   std::vector<std::string> task_order;
@@ -34,11 +35,14 @@ struct RtAppArgs {
 void add_rtapp_options(CLI::App& sub, RtAppArgs& a);
 
 // Parses, simulates and summarises. Logs are written to `logdir` when it is not empty.
-// Throws InputError on bad input (before anything is written).
-RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset, const std::string& logdir,
-                       bool create_logdir);
+// Throws InputError on bad input (before anything is written). With keep_samples false the
+// outcome's wu_lat_us and slack_us stay empty, so that a large run's peak memory holds only
+// one task's samples at a time (the summary and JSON are the same).
+RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
+                       const std::string& logdir, bool create_logdir, bool keep_samples = true);
 // The same for a task set already parsed (e.g. a variant built in memory).
 RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Config& cfg,
-                              const std::string& logdir, bool create_logdir);
+                              const std::string& logdir, bool create_logdir,
+                              bool keep_samples = true);
 
 }  // namespace schedtwin::cli

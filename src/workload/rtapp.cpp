@@ -7,8 +7,10 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "engine/error.h"
@@ -361,70 +363,170 @@ struct Mutex {
   std::deque<TaskId> waiters;
 };
 
+// A timer's next expiry (ns) before its first use, which starts it at the thread's first
+// iteration; a started timer only ever holds times >= 0.
+constexpr Time kTimerUnset = std::numeric_limits<Time>::min();
+
+// A thread's log rows are kept as one byte string, each column a LEB128 varint (signed ones
+// zigzag-coded), so that a row costs a few bytes rather than sizeof(LogRow): a run of 100 000
+// threads has millions of rows.
+void put_varint(std::vector<std::uint8_t>& b, std::uint64_t v) {
+  while (v >= 0x80) {
+    b.push_back(static_cast<std::uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  b.push_back(static_cast<std::uint8_t>(v));
+}
+
+std::uint64_t get_varint(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const std::uint8_t byte = *p++;
+    v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) return v;
+  }
+}
+
+std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+
+std::int64_t unzigzag(std::uint64_t u) {
+  return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1);
+}
+
+// a - b and a + b modulo 2^64, so that a slack delta can never overflow.
+std::int64_t wrap_sub(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
+std::int64_t wrap_add(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
+// RowDetail::Full: the ten columns after idx, in log order.
+void put_full_row(std::vector<std::uint8_t>& b, const LogRow& r) {
+  for (std::uint64_t v : {r.perf, r.run, r.period, r.start, r.end, r.rel_st}) put_varint(b, v);
+  put_varint(b, zigzag(r.slack));
+  for (std::uint64_t v : {r.c_duration, r.c_period, r.wu_lat}) put_varint(b, v);
+}
+
+LogRow get_full_row(const std::uint8_t*& p, int idx) {
+  LogRow r;
+  r.idx = idx;
+  r.perf = get_varint(p);
+  r.run = get_varint(p);
+  r.period = get_varint(p);
+  r.start = get_varint(p);
+  r.end = get_varint(p);
+  r.rel_st = get_varint(p);
+  r.slack = unzigzag(get_varint(p));
+  r.c_duration = get_varint(p);
+  r.c_period = get_varint(p);
+  r.wu_lat = get_varint(p);
+  return r;
+}
+
+// RowDetail::SummaryOnly: wu_lat, then slack as the change from the thread's previous row
+// (0 before the first), which is small for periodic threads.
+void put_summary_row(std::vector<std::uint8_t>& b, std::uint64_t wu_lat, std::int64_t slack,
+                     std::int64_t prev_slack) {
+  put_varint(b, wu_lat);
+  put_varint(b, zigzag(wrap_sub(slack, prev_slack)));
+}
+
+RowFigures get_summary_row(const std::uint8_t*& p, std::int64_t& prev_slack) {
+  RowFigures f;
+  f.wu_lat = get_varint(p);
+  f.slack = prev_slack = wrap_add(prev_slack, unzigzag(get_varint(p)));
+  return f;
+}
+
 }  // namespace
 
-struct Runner::Impl {
-  struct Thread;
+// The Impl is the kernel::TaskBody of every thread (found by TaskId), so that a thread needs
+// neither a vtable nor a heap block of its own.
+struct Runner::Impl : kernel::TaskBody {
   const Config& cfg;
   kernel::Kernel& k;
+  const RowDetail detail;
   Time t_zero = 0;
   std::vector<Mutex> mutexes;
   std::vector<std::vector<TaskId>> cond_waiters;
   std::vector<std::vector<TaskId>> barrier_waiters;
   std::vector<int> barrier_arrived;
-  std::vector<std::unique_ptr<Thread>> threads;
-  std::vector<Thread*> by_task;  // TaskId -> thread
   std::map<std::string, int> group_of{{"", 0}};  // taskgroup path -> kernel task group
 
-  struct TimerState {
-    Time t_next = 0;
-    bool init = false;
+  // What the current wait of a thread is.
+  enum class Wait : std::uint8_t {
+    None,
+    Run,
+    Timer,
+    Sleep,
+    Lock,
+    CondWait,
+    CondRelock,
+    Barrier,
+    Suspend,
+    Yield,
+    Overhead,
+    Delay
   };
 
-  struct Thread : kernel::TaskBody {
-    Impl* rt = nullptr;
+  // One rt-app thread; a run may have 100 000 of them, hence the 32-bit positions and the
+  // packing (largest fields first).
+  struct Thread {
     const TaskDesc* d = nullptr;
-    int idx = 0;
-    int group = 0;  // kernel task group
-    TaskId id = kernel::kNoTask;
-    std::vector<int> affinity;  // as last applied; empty = all CPUs
-    Time t_first = 0;
-    std::map<int, TimerState> timers;  // this thread's unique timers, by Config::timers index
-    // position
-    int thread_loop = 0;
-    size_t phase = 0;
-    int phase_loop = 0;
-    size_t ev = 0;
-    bool started = false;
-    // what the last step was
-    enum class Wait {
-      None,
-      Run,
-      Timer,
-      Sleep,
-      Lock,
-      CondWait,
-      CondRelock,
-      Barrier,
-      Suspend,
-      Yield,
-      Overhead,
-      Delay
-    } waiting = Wait::None;
-    bool took_time = false;  // the current iteration ran or blocked
-    Time step_start = 0;
-    Time timer_target = 0;
+    const std::vector<int>* affinity = nullptr;  // as last applied (a list in cfg); empty = all
+    Time it_start = 0;                           // the current iteration's start
+    Time wait_ref = 0;  // Wait::Run: when the run began; Wait::Timer: the expiry waited for
     // the current iteration's figures
-    Time it_start = 0;
     std::int64_t perf = 0, run_ns = 0, slack = 0, wu_lat_ns = 0;
     std::int64_t c_duration = 0, c_period = 0;
+    std::int64_t last_slack_us = 0;  // the last row's slack, for RowDetail::SummaryOnly
+    std::vector<std::uint8_t> rows;  // encoded log rows, see put_full_row / put_summary_row
+    TaskId id = kernel::kNoTask;
+    int group = 0;                 // kernel task group
+    std::uint32_t timer_slot = 0;  // its first entry in unique_timer_next
+    std::uint32_t nr_rows = 0;
+    // position
+    int thread_loop = 0;
+    int phase_loop = 0;
+    std::uint32_t phase = 0;
+    std::uint32_t ev = 0;
+    bool started = false;
+    Wait waiting = Wait::None;  // what the last step was
+    bool took_time = false;     // the current iteration ran or blocked
     bool missed = false;
-    std::vector<LogRow> rows;
-
-    Step next(TaskId self, Time now) override { return rt->step(*this, self, now); }
   };
 
-  Impl(const Config& c, kernel::Kernel& kern) : cfg(c), k(kern) {}
+  std::vector<Thread> threads;      // by idx; reserved once, never reallocated
+  std::vector<int> thread_of_task;  // TaskId -> idx (-1: not an rt-app thread)
+  // Per task (index in cfg.tasks): its unique timers (Config::timers indices) in first use
+  // order; each of its threads has their next expiries at unique_timer_next[timer_slot + i].
+  std::vector<std::vector<int>> unique_timers;
+  std::vector<Time> unique_timer_next;
+  std::vector<Time> rt_timers;  // shared timers' next expiry, by Config::timers index
+  std::int64_t total_rows = 0;
+
+  Impl(const Config& c, kernel::Kernel& kern, RowDetail det) : cfg(c), k(kern), detail(det) {}
+
+  Step next(TaskId self, Time now) override {
+    return step(threads[static_cast<std::size_t>(thread_of_task[static_cast<std::size_t>(self)])],
+                self, now);
+  }
+
+  std::size_t task_index(const Thread& t) const {
+    return static_cast<std::size_t>(t.d - cfg.tasks.data());
+  }
+
+  // When the thread's loop starts: its unique and shared timers count from here.
+  Time t_first(const Thread& t) const { return t_zero + t.d->delay_us * kNsPerUs; }
+
+  Time& unique_timer(const Thread& t, int res) {
+    const std::vector<int>& ids = unique_timers[task_index(t)];
+    const auto i = static_cast<std::size_t>(std::find(ids.begin(), ids.end(), res) - ids.begin());
+    return unique_timer_next[t.timer_slot + i];
+  }
 
   void begin_iteration(Thread& t, Time now) {
     t.it_start = now;
@@ -434,8 +536,8 @@ struct Runner::Impl {
     // A phase's cpus apply for that phase; otherwise the task-level value is re-applied.
     const Phase& ph = t.d->phases[t.phase];
     const std::vector<int>& want = ph.cpus ? *ph.cpus : t.d->cpus;
-    if (want != t.affinity) {
-      t.affinity = want;
+    if (want != *t.affinity) {
+      t.affinity = &want;
       k.set_affinity(t.id, want);
     }
     // A phase's taskgroup stays in force for the phases after it (rt-app example11).
@@ -456,19 +558,33 @@ struct Runner::Impl {
           "{}: more than {} log rows (loop iterations of all threads) in the run; expected a "
           "shorter \"duration\" (or --duration), fewer threads or longer iterations",
           cfg.path, kMaxLogRows));
+    const auto slack =
+        static_cast<std::int64_t>(std::llround(static_cast<double>(t.slack) / 1000.0));
+    const std::uint64_t wu_lat = t.missed ? 0 : to_us(t.wu_lat_ns);
+    ++t.nr_rows;
+    // Grow by half rather than double: a thread's rows are most of what a long run keeps.
+    // A row is at most 2 (SummaryOnly) or 10 (Full) varints of 10 bytes.
+    const std::size_t max_row = detail == RowDetail::SummaryOnly ? 20 : 100;
+    if (t.rows.capacity() - t.rows.size() < max_row)
+      t.rows.reserve(t.rows.size() + t.rows.size() / 2 + max_row);
+    if (detail == RowDetail::SummaryOnly) {
+      put_summary_row(t.rows, wu_lat, slack, t.last_slack_us);
+      t.last_slack_us = slack;
+      return;
+    }
     LogRow r;
-    r.idx = t.idx;
+    r.idx = 0;  // not stored: the thread's idx
     r.perf = static_cast<std::uint64_t>(t.perf);
     r.run = to_us(t.run_ns);
     r.period = to_us(now - t.it_start);
     r.start = to_us(t.it_start);
     r.end = to_us(now);
     r.rel_st = to_us(t.it_start - t_zero);
-    r.slack = static_cast<std::int64_t>(std::llround(static_cast<double>(t.slack) / 1000.0));
+    r.slack = slack;
     r.c_duration = static_cast<std::uint64_t>(t.c_duration);
     r.c_period = static_cast<std::uint64_t>(t.c_period);
-    r.wu_lat = t.missed ? 0 : to_us(t.wu_lat_ns);
-    t.rows.push_back(r);
+    r.wu_lat = wu_lat;
+    put_full_row(t.rows, r);
   }
 
   // Advances past the end of the current phase iteration; false when the thread is done.
@@ -504,34 +620,33 @@ struct Runner::Impl {
   Step step(Thread& t, TaskId self, Time now) {
     if (!t.started) {
       t.started = true;
-      t.t_first = t_zero + t.d->delay_us * kNsPerUs;
       // rt-app's thread_body sleeps the delay before its loop: the first row starts after it.
       if (t.d->delay_us > 0) {
-        t.waiting = Thread::Wait::Delay;
-        k.arm_timer(self, t.t_first);
+        t.waiting = Wait::Delay;
+        k.arm_timer(self, t_first(t));
         return Step::block();
       }
       begin_iteration(t, now);
-    } else if (t.waiting == Thread::Wait::Delay) {
-      t.waiting = Thread::Wait::None;
+    } else if (t.waiting == Wait::Delay) {
+      t.waiting = Wait::None;
       begin_iteration(t, now);
     }
     // Completion of what the thread was doing. Anything but a yield ran or blocked.
-    if (t.waiting != Thread::Wait::None && t.waiting != Thread::Wait::Yield) t.took_time = true;
+    if (t.waiting != Wait::None && t.waiting != Wait::Yield) t.took_time = true;
     switch (t.waiting) {
-      case Thread::Wait::Run:
-        t.run_ns += now - t.step_start;
+      case Wait::Run:
+        t.run_ns += now - t.wait_ref;
         break;
-      case Thread::Wait::Timer:
-        t.wu_lat_ns += now - t.timer_target;
+      case Wait::Timer:
+        t.wu_lat_ns += now - t.wait_ref;
         break;
-      case Thread::Wait::CondWait: {
+      case Wait::CondWait: {
         // Woken by signal: take the mutex back.
         const Event& e = t.d->phases[t.phase].events[t.ev - 1];
         Mutex& mx = mutexes[static_cast<size_t>(e.res2)];
         if (mx.owner != kernel::kNoTask && mx.owner != self) {
           mx.waiters.push_back(self);
-          t.waiting = Thread::Wait::CondRelock;
+          t.waiting = Wait::CondRelock;
           return Step::block();
         }
         mx.owner = self;
@@ -540,7 +655,7 @@ struct Runner::Impl {
       default:
         break;
     }
-    t.waiting = Thread::Wait::None;
+    t.waiting = Wait::None;
     for (;;) {
       const Phase& ph = t.d->phases[t.phase];
       if (t.ev >= ph.events.size()) {
@@ -548,7 +663,7 @@ struct Runner::Impl {
           // Nothing in the iteration ran or blocked (e.g. only signal, unlock or run 0): rt-app
           // still spends CPU going round its loop. Charge that, so that simulated time moves on.
           t.took_time = true;
-          t.waiting = Thread::Wait::Overhead;
+          t.waiting = Wait::Overhead;
           return Step::run(kEmptyIterationNs);
         }
         if (!advance_iteration(t, now)) return Step::exit();
@@ -560,37 +675,34 @@ struct Runner::Impl {
           if (e.us == 0) break;  // nothing to do, as rt-app's run 0
           t.c_duration += e.us < 0 ? 0 : e.us;
           t.perf += e.us < 0 ? 0 : e.us * 1000 / cfg.pload_ns / 1000;
-          t.waiting = Thread::Wait::Run;
-          t.step_start = now;
+          t.waiting = Wait::Run;
+          t.wait_ref = now;
           return Step::run(e.us < 0 ? kTimeNever / 4 : e.us * kNsPerUs);
         case EventType::Runtime:
           if (e.us == 0) break;
           t.c_duration += e.us;
-          t.waiting = Thread::Wait::Run;
-          t.step_start = now;
+          t.waiting = Wait::Run;
+          t.wait_ref = now;
           return Step::run_until(now + e.us * kNsPerUs);
         case EventType::Sleep:
-          t.waiting = Thread::Wait::Sleep;
+          t.waiting = Wait::Sleep;
           k.arm_timer(self, now + e.us * kNsPerUs);
           return Step::block();
         case EventType::Timer: {
-          TimerState& shared =
-              e.unique_timer ? t.timers[e.res] : rt_timers[static_cast<size_t>(e.res)];
+          Time& t_next =
+              e.unique_timer ? unique_timer(t, e.res) : rt_timers[static_cast<size_t>(e.res)];
           t.c_period += e.us;
-          if (!shared.init) {
-            shared.init = true;
-            shared.t_next = t.t_first;
-          }
-          shared.t_next += e.us * kNsPerUs;
-          Time slack = shared.t_next - now;
+          if (t_next == kTimerUnset) t_next = t_first(t);
+          t_next += e.us * kNsPerUs;
+          Time slack = t_next - now;
           t.slack = cfg.cumulative_slack ? t.slack + slack : slack;
-          if (now < shared.t_next) {
-            t.timer_target = shared.t_next;
-            t.waiting = Thread::Wait::Timer;
-            k.arm_timer(self, shared.t_next);
+          if (now < t_next) {
+            t.wait_ref = t_next;
+            t.waiting = Wait::Timer;
+            k.arm_timer(self, t_next);
             return Step::block();
           }
-          if (!e.absolute) shared.t_next = now;
+          if (!e.absolute) t_next = now;
           t.missed = true;
           t.wu_lat_ns = 0;
           break;
@@ -602,7 +714,7 @@ struct Runner::Impl {
             break;
           }
           mx.waiters.push_back(self);
-          t.waiting = Thread::Wait::Lock;  // ownership is handed over by unlock
+          t.waiting = Wait::Lock;  // ownership is handed over by unlock
           return Step::block();
         }
         case EventType::Unlock:
@@ -614,7 +726,7 @@ struct Runner::Impl {
         case EventType::Wait:
           if (mutexes[static_cast<size_t>(e.res2)].owner == self) mutex_unlock(e.res2);
           cond_waiters[static_cast<size_t>(e.res)].push_back(self);
-          t.waiting = Thread::Wait::CondWait;
+          t.waiting = Wait::CondWait;
           return Step::block();
         case EventType::Signal:
           signal(e.res, false);
@@ -633,18 +745,18 @@ struct Runner::Impl {
             break;
           }
           barrier_waiters[static_cast<size_t>(e.res)].push_back(self);
-          t.waiting = Thread::Wait::Barrier;
+          t.waiting = Wait::Barrier;
           return Step::block();
         }
         case EventType::Suspend:
           cond_waiters[static_cast<size_t>(e.res)].push_back(self);
-          t.waiting = Thread::Wait::Suspend;
+          t.waiting = Wait::Suspend;
           return Step::block();
         case EventType::Resume:
           signal(e.res, true);
           break;
         case EventType::Yield:
-          t.waiting = Thread::Wait::Yield;
+          t.waiting = Wait::Yield;
           return Step::yield();
       }
     }
@@ -664,17 +776,35 @@ struct Runner::Impl {
     }
   }
 
-  std::vector<TimerState> rt_timers;
-  std::int64_t total_rows = 0;
+  const Thread& thread(int idx) const {
+    if (idx < 0 || static_cast<std::size_t>(idx) >= threads.size())
+      throw std::out_of_range(fmt::format("rt-app thread {} does not exist", idx));
+    return threads[static_cast<std::size_t>(idx)];
+  }
+
+  void require_full(const char* what) const {
+    if (detail != RowDetail::Full)
+      throw std::logic_error(fmt::format("rt-app Runner::{} needs RowDetail::Full", what));
+  }
+
+  std::vector<LogRow> full_rows(int idx) const {
+    const Thread& t = thread(idx);
+    std::vector<LogRow> rows;
+    rows.reserve(t.nr_rows);
+    const std::uint8_t* p = t.rows.data();
+    for (std::uint32_t i = 0; i < t.nr_rows; ++i) rows.push_back(get_full_row(p, idx));
+    return rows;
+  }
 };
 
-Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Impl>(cfg, k)) {
+Runner::Runner(const Config& cfg, kernel::Kernel& k, RowDetail detail)
+    : impl_(std::make_unique<Impl>(cfg, k, detail)) {
   Impl& r = *impl_;
   r.mutexes.resize(cfg.mutexes.size());
   r.cond_waiters.resize(cfg.conds.size());
   r.barrier_waiters.resize(cfg.barriers.size());
   r.barrier_arrived.assign(cfg.barriers.size(), 0);
-  r.rt_timers.resize(cfg.timers.size());
+  r.rt_timers.assign(cfg.timers.size(), kTimerUnset);
   r.t_zero = k.now();
   // taskgroup paths become task groups of default cpu.weight, parents first, as rt-app
   // creates the cgroup directories.
@@ -691,25 +821,41 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k) : impl_(std::make_unique<Im
     }
     return parent;
   };
+  std::size_t nr_threads = 0, nr_unique_timers = 0;
+  for (const TaskDesc& d : cfg.tasks) {
+    std::vector<int>& ids = r.unique_timers.emplace_back();
+    for (const Phase& ph : d.phases)
+      for (const Event& e : ph.events)
+        if (e.type == EventType::Timer && e.unique_timer &&
+            std::find(ids.begin(), ids.end(), e.res) == ids.end())
+          ids.push_back(e.res);
+    nr_threads += static_cast<std::size_t>(d.instance);
+    nr_unique_timers += static_cast<std::size_t>(d.instance) * ids.size();
+  }
+  r.threads.reserve(nr_threads);  // Impl::next finds threads by index; no reallocation
+  r.unique_timer_next.assign(nr_unique_timers, kTimerUnset);
+  std::size_t timer_slot = 0;
   int idx = 0;
   for (const TaskDesc& d : cfg.tasks) {
     for (int i = 0; i < d.instance; ++i, ++idx) {
-      auto th = std::make_unique<Impl::Thread>();
-      th->rt = &r;
-      th->d = &d;
-      th->idx = idx;
-      th->affinity = d.cpus;
+      Impl::Thread& th = r.threads.emplace_back();
+      th.d = &d;
+      th.affinity = &d.cpus;
+      th.timer_slot = static_cast<std::uint32_t>(timer_slot);
+      timer_slot += r.unique_timers[r.task_index(th)].size();
       kernel::TaskAttr attr;
       attr.name = fmt::format("{}-{}", d.name, idx);
       attr.policy = d.policy;
       attr.nice = d.nice;
       attr.cpus = d.cpus;
       attr.group = group_for(d.taskgroup);
-      th->group = attr.group;
+      th.group = attr.group;
       for (const Phase& ph : d.phases)
         if (ph.taskgroup) group_for(*ph.taskgroup);
-      th->id = k.create_task(attr, th.get(), 0);
-      r.threads.push_back(std::move(th));
+      th.id = k.create_task(attr, &r, 0);
+      const auto id = static_cast<std::size_t>(th.id);
+      if (r.thread_of_task.size() <= id) r.thread_of_task.resize(id + 1, -1);
+      r.thread_of_task[id] = idx;
     }
   }
 }
@@ -721,10 +867,46 @@ Time Runner::end_time() const {
 }
 
 std::vector<ThreadResult> Runner::results() const {
+  impl_->require_full("results");
   std::vector<ThreadResult> out;
-  for (const auto& th : impl_->threads)
-    out.push_back({th->d->name, th->idx, impl_->k.task_stats(th->id).fork_cpu, th->rows});
+  for (int i = 0; i < nr_threads(); ++i)
+    out.push_back({thread_task(i), i, thread_fork_cpu(i), impl_->full_rows(i)});
   return out;
+}
+
+int Runner::nr_threads() const { return static_cast<int>(impl_->threads.size()); }
+
+const std::string& Runner::thread_task(int idx) const { return impl_->thread(idx).d->name; }
+
+int Runner::thread_fork_cpu(int idx) const {
+  return impl_->k.task_stats(impl_->thread(idx).id).fork_cpu;
+}
+
+std::size_t Runner::nr_rows(int idx) const { return impl_->thread(idx).nr_rows; }
+
+std::vector<RowFigures> Runner::row_figures(int idx) const {
+  const Impl::Thread& t = impl_->thread(idx);
+  std::vector<RowFigures> out;
+  out.reserve(t.nr_rows);
+  const std::uint8_t* p = t.rows.data();
+  std::int64_t prev_slack = 0;
+  for (std::uint32_t i = 0; i < t.nr_rows; ++i) {
+    if (impl_->detail == RowDetail::SummaryOnly) {
+      out.push_back(get_summary_row(p, prev_slack));
+    } else {
+      const LogRow r = get_full_row(p, idx);
+      out.push_back({r.wu_lat, r.slack});
+    }
+  }
+  return out;
+}
+
+void Runner::release_rows(int idx) {
+  impl_->thread(idx);  // range check
+  Impl::Thread& t = impl_->threads[static_cast<std::size_t>(idx)];
+  std::vector<std::uint8_t>().swap(t.rows);
+  t.nr_rows = 0;
+  t.last_slack_us = 0;  // the next row's delta starts afresh, as the decoder does
 }
 
 std::string Runner::log_header() const {
@@ -738,14 +920,16 @@ std::string format_row(const LogRow& r) {
 }
 
 void Runner::write_logs(const std::string& dir) const {
+  impl_->require_full("write_logs");
   std::vector<std::string> written;
-  for (const auto& th : impl_->threads) {
-    std::string path = fmt::format("{}/{}-{}-{}.log", dir, impl_->cfg.log_basename, th->d->name, th->idx);
+  for (int i = 0; i < nr_threads(); ++i) {
+    std::string path =
+        fmt::format("{}/{}-{}-{}.log", dir, impl_->cfg.log_basename, thread_task(i), i);
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (f) {
       written.push_back(path);
       f << log_header();
-      for (const LogRow& r : th->rows) f << format_row(r);
+      for (const LogRow& r : impl_->full_rows(i)) f << format_row(r);
       f.flush();
     }
     if (!f) {

@@ -12,6 +12,7 @@
 // mem, iorun, memrun, fork, sem_post/sem_wait, cpus of a phase that differ per phase
 // are applied, nodes_membind and util_min/max are accepted and ignored.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,7 +30,7 @@ inline constexpr int kMaxThreads = 100000;
 inline constexpr std::int64_t kMaxDurationS = 3600;
 inline constexpr std::int64_t kMaxEventUs = 1'000'000'000;
 inline constexpr std::int64_t kMaxLogRows =
-    4'000'000;  // 88 bytes each, kept until the logs are written
+    4'000'000;  // kept in memory, a few bytes each (see RowDetail), until the logs are written
 inline constexpr Time kEmptyIterationNs = 1000;
 // The simulated calibration: ns per busy loop of rt-app's waste_cpu_cycles at capacity
 // 1024 (a fixed rate stated here; it only scales the `perf` column).
@@ -100,17 +101,41 @@ struct ThreadResult {
   std::vector<LogRow> rows;
 };
 
+// What the Runner keeps of each log row. Full: every column, for write_logs() and results().
+// SummaryOnly: just the two columns the run's summary reads (row_figures()), a few bytes a row,
+// for runs that write no log file.
+enum class RowDetail { Full, SummaryOnly };
+
+// The columns of a log row that the run's summary reads (µs, as in the log).
+struct RowFigures {
+  std::uint64_t wu_lat;
+  std::int64_t slack;
+};
+
 // Runs the task set on a kernel: creates the threads at time 0 from CPU 0 and keeps
 // their state; results() after Kernel::run_until.
 class Runner {
  public:
-  Runner(const Config& cfg, kernel::Kernel& k);
+  Runner(const Config& cfg, kernel::Kernel& k, RowDetail detail = RowDetail::Full);
   ~Runner();
   Time end_time() const;  // duration, or kTimeNever when the file has none
+  // Full rows of every thread (std::logic_error with RowDetail::SummaryOnly).
   std::vector<ThreadResult> results() const;
-  // Writes <dir>/<log_basename>-<task>-<idx>.log for every thread.
+  // Writes <dir>/<log_basename>-<task>-<idx>.log for every thread (std::logic_error with
+  // RowDetail::SummaryOnly).
   void write_logs(const std::string& dir) const;
   std::string log_header() const;
+
+  // Thread by thread without copying every row (idx 0 .. nr_threads() - 1, numbered across
+  // tasks in file order):
+  int nr_threads() const;
+  const std::string& thread_task(int idx) const;  // the JSON key
+  int thread_fork_cpu(int idx) const;
+  std::size_t nr_rows(int idx) const;
+  // wu_lat and slack of thread idx's rows, in row order (with either RowDetail).
+  std::vector<RowFigures> row_figures(int idx) const;
+  // Frees thread idx's rows; it has none afterwards.
+  void release_rows(int idx);
 
  private:
   struct Impl;
