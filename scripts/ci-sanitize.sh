@@ -9,7 +9,8 @@
 #     (three scenario runs with --check, 10 s, over 5 min instrumented). The code they run
 #     is run instrumented by the per-series, golden and scenario tests;
 #  3. runs each libFuzzer harness for FUZZ_SECONDS (default 30) from its seed corpus
-#     (scripts/fuzz.sh; any crash, sanitizer report, leak, timeout or OOM fails the step).
+#     (scripts/fuzz.sh; any crash, sanitizer report, leak, timeout or OOM fails the step),
+#     with libFuzzer's -seed=FUZZ_SEED (default 1) so that a finding can be replayed.
 # Prints how long each part took. Exit status: non-zero if any part failed.
 #
 # -O1 -g1 (line tables only): about half the compile time of -O2 -g under the sanitizers,
@@ -17,13 +18,14 @@
 #
 # Usage: scripts/ci-sanitize.sh [extra ctest arguments]
 # Environment: BUILD_DIR (default <repo>/build-fuzz), JOBS (default: the number of CPUs),
-#              FUZZ_SECONDS (default 30).
+#              FUZZ_SECONDS (default 30), FUZZ_SEED (default 1).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD_DIR=${BUILD_DIR:-$root/build-fuzz}
 export JOBS=${JOBS:-$(nproc)}
 export FUZZ_OPT="-O1 -g1"
+export FUZZ_SEED=${FUZZ_SEED:-1}
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 

@@ -12,7 +12,9 @@
 # Usage: scripts/fuzz.sh [SECONDS]
 # Environment: FUZZ_TARGETS="rtapp machine capture scenario" (the default, all four),
 #              BUILD_DIR (default <repo>/build-fuzz), JOBS (build parallelism, default 2),
-#              CXX (default clang++), FUZZ_OPT (compile flags, default "-O2 -g";
+#              FUZZ_SEED (libFuzzer's -seed; unset: a new random seed per run, to explore;
+#              scripts/ci-sanitize.sh sets 1, so that CI walks the same inputs each time and a
+#              finding there can be replayed), CXX (default clang++), FUZZ_OPT (compile flags, default "-O2 -g";
 #              scripts/ci-sanitize.sh shares the build with the sanitizer test run at "-O1 -g1").
 set -eu
 
@@ -40,8 +42,11 @@ for t in $targets; do
   # capture_fuzz writes its trees under TMPDIR: one scratch directory per run, removed after
   # it even when the harness died on a finding.
   scratch=$(mktemp -d /dev/shm/schedtwin-fuzz.XXXXXX 2>/dev/null || mktemp -d)
+  seed_opt=
+  [ -n "${FUZZ_SEED:-}" ] && seed_opt="-seed=$FUZZ_SEED"
   set +e
-  (cd "$work" && TMPDIR=$scratch "$build/fuzz/${t}_fuzz" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  # shellcheck disable=SC2086
+  (cd "$work" && TMPDIR=$scratch "$build/fuzz/${t}_fuzz" $seed_opt -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -dict="$root/fuzz/$t.dict" -artifact_prefix="$work/" \
     "$work/corpus" "$root/fuzz/corpus/$t") >"$log" 2>&1
   rc=$?

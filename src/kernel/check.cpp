@@ -3,10 +3,10 @@
 // run queues; the wasted-cores condition is only counted.
 //
 // Checked: per CPU and per cfs_rq of the hierarchy, nr_running / h_nr_running /
-// idle_h_nr_running / load.weight agree with the queued entities and cfs_tasks; the timeline is in vruntime order; the running
-// task is the rq's curr, on this CPU, and current nowhere else; every task is in exactly
-// one state consistent with where it is queued; PELT averages of tasks within their
-// bounds (util and runnable <= 1024, load <= weight).
+// idle_h_nr_running / load.weight agree with the queued entities and cfs_tasks; the timeline is in
+// vruntime order; the running task is the rq's curr, on this CPU, and current nowhere else; every
+// task is in exactly one state consistent with where it is queued; PELT averages of tasks within
+// their bounds (util and runnable <= 1024, load <= weight).
 #include <fmt/core.h>
 
 #include "kernel/kernel_impl.h"
@@ -45,24 +45,30 @@ void KernelImpl::check_invariants() {
     LevelCount n;
     unsigned queued = 0;
     unsigned long weight = 0;
-    const std::string where = cfs.tg ? fmt::format("cpu{} group {}", c, tgs_[static_cast<size_t>(cfs.tg)].name)
-                                     : fmt::format("cpu{}", c);
+    // Formatted only when an invariant fails: this runs for every cfs_rq after every event.
+    auto where = [&] {
+      return cfs.tg ? fmt::format("cpu{} group {}", c, tgs_[static_cast<size_t>(cfs.tg)].name)
+                    : fmt::format("cpu{}", c);
+    };
     auto visit = [&](const sched_entity& se) {
-      if (se.cfs != &cfs) fail(fmt::format("{}: an entity queued here names another cfs_rq", where));
+      if (se.cfs != &cfs)
+        fail(fmt::format("{}: an entity queued here names another cfs_rq", where()));
       ++queued;
       weight += se.load.weight;
       if (se.my_q) {
         LevelCount sub = self(self, *se.my_q, c);
-        if (!sub.h) fail(fmt::format("{}: a group entity is queued with an empty cfs_rq", where));
+        if (!sub.h) fail(fmt::format("{}: a group entity is queued with an empty cfs_rq", where()));
         n.h += sub.h;
         n.idle_h += se.my_q->idle ? sub.h : sub.idle_h;
         return;
       }
       const Task& t = tasks_[static_cast<size_t>(se.task)];
       if (t.cpu != c)
-        fail(fmt::format("{} is queued on cpu{} but task_cpu is {}", task_label(se.task), c, t.cpu));
+        fail(
+            fmt::format("{} is queued on cpu{} but task_cpu is {}", task_label(se.task), c, t.cpu));
       if (&se != cfs.curr && t.state != TaskState::Runnable)
-        fail(fmt::format("{} is queued on cpu{} in state {}", task_label(se.task), c, static_cast<int>(t.state)));
+        fail(fmt::format("{} is queued on cpu{} in state {}", task_label(se.task), c,
+                         static_cast<int>(t.state)));
       ++queued_total;
       n.h++;
       n.idle_h += t.policy == Policy::Idle;
@@ -70,21 +76,24 @@ void KernelImpl::check_invariants() {
     const sched_entity* prev = nullptr;
     for (const sched_entity& se : cfs.timeline) {
       if (prev && static_cast<std::int64_t>(se.vruntime - prev->vruntime) < 0)
-        fail(fmt::format("{}: timeline out of vruntime order", where));
+        fail(fmt::format("{}: timeline out of vruntime order", where()));
       prev = &se;
-      if (!se.on_rq) fail(fmt::format("{}: an entity in the timeline is not on_rq", where));
+      if (!se.on_rq) fail(fmt::format("{}: an entity in the timeline is not on_rq", where()));
       visit(se);
     }
     if (cfs.curr && cfs.curr->on_rq) visit(*cfs.curr);
     if (queued != cfs.nr_running)
-      fail(fmt::format("{}: nr_running={} but {} entities queued", where, cfs.nr_running, queued));
+      fail(
+          fmt::format("{}: nr_running={} but {} entities queued", where(), cfs.nr_running, queued));
     if (n.h != cfs.h_nr_running)
-      fail(fmt::format("{}: h_nr_running={} but {} tasks queued below", where, cfs.h_nr_running, n.h));
+      fail(fmt::format("{}: h_nr_running={} but {} tasks queued below", where(), cfs.h_nr_running,
+                       n.h));
     if (n.idle_h != cfs.idle_h_nr_running)
-      fail(fmt::format("{}: idle_h_nr_running={} but {} idle tasks queued below", where,
+      fail(fmt::format("{}: idle_h_nr_running={} but {} idle tasks queued below", where(),
                        cfs.idle_h_nr_running, n.idle_h));
     if (weight != cfs.load.weight)
-      fail(fmt::format("{}: load.weight={} but queued weights sum to {}", where, cfs.load.weight, weight));
+      fail(fmt::format("{}: load.weight={} but queued weights sum to {}", where(), cfs.load.weight,
+                       weight));
     return n;
   };
   for (int c = 0; c < nr_cpus(); ++c) {
@@ -154,7 +163,8 @@ void KernelImpl::check_invariants() {
         const Rq& orq = rq_[static_cast<size_t>(o)];
         if (orq.cfs.h_nr_running < 2) continue;
         for (const sched_entity& se : orq.cfs_tasks)
-          if (se.task != orq.curr && tasks_[static_cast<size_t>(se.task)].allowed[static_cast<size_t>(c)]) {
+          if (se.task != orq.curr &&
+              tasks_[static_cast<size_t>(se.task)].allowed[static_cast<size_t>(c)]) {
             wasted = true;
             break;
           }
