@@ -30,7 +30,7 @@ using schedtwin::workload::JNode;
 
 constexpr std::size_t kMaxWorkloads = 4;
 constexpr double kMaxDurationS = 0.02;
-constexpr double kMaxCheckedDurationS = 0.005;
+constexpr double kMaxCheckedDurationS = 0.002;
 
 bool is_number_char(char ch) {
   return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F') ||
