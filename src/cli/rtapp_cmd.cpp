@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "cli/run_common.h"
 #include "engine/error.h"
@@ -26,9 +27,9 @@ namespace {
 // (rt-app itself would run on until interrupted).
 constexpr Time kMaxUnboundedRun = 60 * kNsPerSec;
 
-nlohmann::json summary_json(const std::vector<double>& v) {
-  metrics::Summary s = metrics::summarize(v);
-  return {{"n", s.n},         {"min", s.min},   {"max", s.max}, {"sum", s.sum}, {"mean", s.mean},
+nlohmann::json summary_json(std::vector<double> v) {
+  metrics::Summary s = metrics::summarize(std::move(v));
+  return {{"n", s.n},           {"min", s.min}, {"max", s.max}, {"sum", s.sum}, {"mean", s.mean},
           {"stddev", s.stddev}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}};
 }
 
@@ -149,12 +150,20 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
     if (std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end())
       f.wu_lat_text =
           metrics::st_format(metrics::st_stats(wu)) + metrics::textogram(wu, 0, 1000, 10);
-    f.wu_lat = summary_json(wu);
-    if (keep_samples) out.wu_lat_us[name] = std::move(wu);
-    std::vector<double>().swap(wu);
+    // Summarised in place (sorted) unless compare keeps the samples in row order.
+    if (keep_samples) {
+      f.wu_lat = summary_json(wu);
+      out.wu_lat_us[name] = std::move(wu);
+    } else {
+      f.wu_lat = summary_json(std::move(wu));
+    }
     std::vector<double> slack = column(idxs, false, !write_logs);
-    f.slack = summary_json(slack);
-    if (keep_samples) out.slack_us[name] = std::move(slack);
+    if (keep_samples) {
+      f.slack = summary_json(slack);
+      out.slack_us[name] = std::move(slack);
+    } else {
+      f.slack = summary_json(std::move(slack));
+    }
   }
 
   std::string& txt = out.summary;
@@ -208,8 +217,10 @@ void register_rtapp_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "rt-app",
       "Run an rt-app task set (JSON, rt-app's own grammar) and write rt-app's per-thread logs.\n"
-      "Prints, per task with timers, the wu_lat summary (N min max sum mean stddev, as `st`) and a\n"
-      "textogram of wu_lat over 0-1000 us in 10 bins. Logs go to --logdir, else the file's logdir.");
+      "Prints, per task with timers, the wu_lat summary (N min max sum mean stddev, as `st`) and "
+      "a\n"
+      "textogram of wu_lat over 0-1000 us in 10 bins. Logs go to --logdir, else the file's "
+      "logdir.");
   add_rtapp_options(*sub, *o);
   sub->callback([o] {
     std::string logdir = o->logdir;
@@ -222,7 +233,8 @@ void register_rtapp_command(CLI::App& app) {
     // Only the summary and JSON are printed: no need to keep every sample.
     RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create, false);
     std::cout << out.summary;
-    if (!o->common.json_out.empty()) write_file_atomically(o->common.json_out, out.json.dump(2) + "\n");
+    if (!o->common.json_out.empty())
+      write_file_atomically(o->common.json_out, out.json.dump(2) + "\n");
   });
 }
 

@@ -18,7 +18,7 @@ double percentile_nearest_rank(const std::vector<double>& sorted, double p) {
   return sorted[static_cast<std::size_t>(rank) - 1];
 }
 
-Summary summarize(const std::vector<double>& values) {
+Summary summarize(std::vector<double> values) {
   Summary s;
   if (values.empty()) return s;
   // NaN would break the sort's ordering; the simulator never produces one.
@@ -31,11 +31,10 @@ Summary summarize(const std::vector<double>& values) {
   s.sum = st.sum;
   s.mean = st.mean;
   s.stddev = st.stddev;
-  std::vector<double> sorted(values);
-  std::sort(sorted.begin(), sorted.end());
-  s.p50 = percentile_nearest_rank(sorted, 50);
-  s.p90 = percentile_nearest_rank(sorted, 90);
-  s.p99 = percentile_nearest_rank(sorted, 99);
+  std::sort(values.begin(), values.end());
+  s.p50 = percentile_nearest_rank(values, 50);
+  s.p90 = percentile_nearest_rank(values, 90);
+  s.p99 = percentile_nearest_rank(values, 99);
   return s;
 }
 

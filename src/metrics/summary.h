@@ -22,6 +22,8 @@ double percentile_nearest_rank(const std::vector<double>& sorted, double p);
 
 // All fields 0 for an empty sample; throws std::invalid_argument on NaN. Deterministic: input order
 // only affects the floating-point sum/mean the way it does in st.
-Summary summarize(const std::vector<double>& values);
+// Sorts `values` for the percentiles: pass std::move(v) when v is not needed after, so that a
+// column of millions of samples is not copied.
+Summary summarize(std::vector<double> values);
 
 }  // namespace schedtwin::metrics

@@ -553,11 +553,13 @@ struct Runner::Impl : kernel::TaskBody {
   static std::uint64_t to_us(Time ns) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) / 1000.0)); }
 
   void end_iteration(Thread& t, Time now) {
-    if (++total_rows > kMaxLogRows)
+    const std::int64_t max_rows =
+        detail == RowDetail::SummaryOnly ? kMaxSummaryRows : kMaxLogRows;
+    if (++total_rows > max_rows)
       throw InputError(fmt::format(
           "{}: more than {} log rows (loop iterations of all threads) in the run; expected a "
           "shorter \"duration\" (or --duration), fewer threads or longer iterations",
-          cfg.path, kMaxLogRows));
+          cfg.path, max_rows));
     const auto slack =
         static_cast<std::int64_t>(std::llround(static_cast<double>(t.slack) / 1000.0));
     const std::uint64_t wu_lat = t.missed ? 0 : to_us(t.wu_lat_ns);

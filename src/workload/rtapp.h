@@ -5,7 +5,8 @@
 //
 // Limits (a clear error beyond them): at most kMaxThreads threads, duration at most
 // kMaxDurationS seconds, run/sleep/timer values at most kMaxEventUs µs, at most kMaxLogRows
-// log rows in a run (rows are kept in memory until the logs are written). An iteration whose
+// log rows in a run when logs are written, kMaxSummaryRows when not (rows are kept in memory
+// until the logs are written or the summary is made). An iteration whose
 // events neither run nor block (only signal, unlock, run 0, ...) costs kEmptyIterationNs of
 // CPU, as rt-app's own loop does, so that such a thread cannot stop simulated time.
 // Not modelled (refused with "not modelled yet"): SCHED_FIFO, SCHED_RR, SCHED_DEADLINE,
@@ -29,20 +30,37 @@ namespace schedtwin::workload::rtapp {
 inline constexpr int kMaxThreads = 100000;
 inline constexpr std::int64_t kMaxDurationS = 3600;
 inline constexpr std::int64_t kMaxEventUs = 1'000'000'000;
-inline constexpr std::int64_t kMaxLogRows =
-    4'000'000;  // kept in memory, a few bytes each (see RowDetail), until the logs are written
+// Rows are kept in memory until the logs are written: about 10 to 40 bytes each with
+// RowDetail::Full, 2 to 6 (at most 20) with RowDetail::SummaryOnly (no log is written).
+inline constexpr std::int64_t kMaxLogRows = 4'000'000;
+inline constexpr std::int64_t kMaxSummaryRows = 32'000'000;
 inline constexpr Time kEmptyIterationNs = 1000;
 // The simulated calibration: ns per busy loop of rt-app's waste_cpu_cycles at capacity
 // 1024 (a fixed rate stated here; it only scales the `perf` column).
 inline constexpr std::int64_t kSimulatedPLoadNs = 100;
 
-enum class EventType { Run, Runtime, Sleep, Timer, Lock, Unlock, Wait, Signal, Broad, Sync, Barrier, Suspend, Resume, Yield };
+enum class EventType {
+  Run,
+  Runtime,
+  Sleep,
+  Timer,
+  Lock,
+  Unlock,
+  Wait,
+  Signal,
+  Broad,
+  Sync,
+  Barrier,
+  Suspend,
+  Resume,
+  Yield
+};
 
 struct Event {
   EventType type;
-  std::int64_t us = 0;      // run/runtime/sleep value, timer period; -1 run = forever
-  int res = -1;             // resource index (mutex, cond, barrier, timer, suspend cond)
-  int res2 = -1;            // wait/sync: the mutex
+  std::int64_t us = 0;  // run/runtime/sleep value, timer period; -1 run = forever
+  int res = -1;         // resource index (mutex, cond, barrier, timer, suspend cond)
+  int res2 = -1;        // wait/sync: the mutex
   bool unique_timer = false;
   bool absolute = false;
 };
