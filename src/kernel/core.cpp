@@ -962,9 +962,9 @@ int KernelImpl::create_task_group(const TaskGroupAttr& g) {
                                  g.latency_nice, kLatencyNiceMin, kLatencyNiceMax));
   if (tgs.size() >= 100000)
     throw InputError(fmt::format("task group {}: more than 100000 task groups", g.name));
-  const int n = nr_cpus();
+  const size_t n = static_cast<size_t>(nr_cpus());
   // Each group costs a cfs_rq and an entity per CPU.
-  if ((tgs.size() + 1) * static_cast<size_t>(n) > kMaxGroupCpus)
+  if (n > kMaxGroupCpus || (tgs.size() + 1) * n > kMaxGroupCpus)
     throw InputError(fmt::format("task group {}: {} groups x {} CPUs is more than {} per-CPU group queues",
                                  g.name, tgs.size(), n, kMaxGroupCpus));
   const int id = static_cast<int>(tgs.size());
@@ -972,8 +972,8 @@ int KernelImpl::create_task_group(const TaskGroupAttr& g) {
   TaskGroupRt rt;
   rt.idle = g.idle;
   rt.shares = g.idle ? WEIGHT_IDLEPRIO : (static_cast<unsigned long>(g.weight) * 1024 + 50) / 100;
-  rt.cpu = std::make_unique<GroupCpu[]>(static_cast<size_t>(n));
-  for (int c = 0; c < n; ++c) {
+  rt.cpu = std::make_unique<GroupCpu[]>(n);
+  for (int c = 0; c < static_cast<int>(n); ++c) {
     GroupCpu& gc = rt.cpu[static_cast<size_t>(c)];
     gc.cfs.cpu = c;
     gc.cfs.tg = id;
