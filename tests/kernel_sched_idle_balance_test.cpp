@@ -97,15 +97,16 @@ TEST(SchedIdleBalance, TheSisFilterSkipsOverloadedCpus) {
   s.k.this_cpu_ = 1;
   Task& p = s.k.task(s.hog_id);
   p.allowed.assign(2, true);
-  s.k.select_idle_cpu(p, 0);
+  // Target 1: v5.17 scans from target + 1, so CPU 0 comes first, then CPU 1.
+  EXPECT_EQ(s.k.select_idle_cpu(p, 1), 1);
   EXPECT_EQ(s.k.probes_, 1);  // only CPU 1; CPU 0 is overloaded
   Stacked u("");
   u.k.probes_ = 0;
   u.k.this_cpu_ = 1;
   Task& q = u.k.task(u.hog_id);
   q.allowed.assign(2, true);
-  u.k.select_idle_cpu(q, 0);
-  EXPECT_EQ(u.k.probes_, 2);
+  EXPECT_EQ(u.k.select_idle_cpu(q, 1), 1);
+  EXPECT_EQ(u.k.probes_, 2);  // CPU 0 (busy), then CPU 1
 }
 
 // SIB_IDLE_TASK_SPREAD: a SCHED_IDLE task forked into a group does not stop at a
@@ -131,5 +132,25 @@ TEST(SchedIdleBalance, IdleTasksDoNotStopAtSchedIdleCpus) {
       EXPECT_EQ(chosen, 0) << "consistent rule: the sched-idle CPU wins";
     else
       EXPECT_NE(chosen, 0) << "spread: an idle CPU is taken instead";
+  }
+}
+
+// select_idle_cpu's scan order: from target up to v5.14, from target + 1 since v5.15
+// (56498cfb045d), target last. CPU 0 runs the task, CPUs 1-3 are idle.
+TEST(SelectIdleCpu, TheScanStartsAfterTargetFromV515) {
+  for (const char* profile : {"v5.4", "v5.17"}) {
+    Config c;
+    c.profile = make_profile(profile);
+    KernelImpl k(flat_machine(1, 4), c);
+    BusyBody b;
+    TaskId t = k.create_task({.name = "t", .cpus = {0}}, &b, 0);
+    k.task(t).allowed.assign(4, true);
+    k.this_cpu_ = 0;
+    k.probes_ = 0;
+    const int got = k.select_idle_cpu(k.task(t), 2);
+    EXPECT_EQ(got, std::string(profile) == "v5.4" ? 2 : 3) << profile;
+    EXPECT_EQ(k.probes_, 1) << profile;
+    EXPECT_EQ(k.select_idle_cpu(k.task(t), 3), std::string(profile) == "v5.4" ? 3 : 1)
+        << profile << ": wraps past the LLC's last CPU to the busy CPU 0, then CPU 1";
   }
 }

@@ -109,7 +109,8 @@ int KernelImpl::select_idle_core(Task& p, int target) {
 }
 
 // select_idle_cpu (fair.c v5.4 with 3c29e651e16d; v5.6 with 17346452b25b when
-// SCHED_IDLE_CONSISTENT): scan the LLC from target under the SIS_PROP budget.
+// SCHED_IDLE_CONSISTENT): scan the LLC from target (v5.15+: from target + 1) under the
+// SIS_PROP budget.
 int KernelImpl::select_idle_cpu(Task& p, int target) {
   Rq& this_rq = cpu_rq(this_cpu_);
   if (this_rq.sd_llc < 0) return kNone;
@@ -179,7 +180,11 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
   const bool sis_filter = feat(Feature::SIB_SIS_FILTER) &&
                           llc_shared_[static_cast<size_t>(trq.llc_id)].nr_overloaded > 0;
   Rq& target_rq = cpu_rq(target);
-  int first = rotate && target_rq.sis_next_cpu >= 0 ? target_rq.sis_next_cpu : target;
+  // v5.15+ (56498cfb045d "Avoid a second scan of target in select_idle_cpu"): the scan starts
+  // after target, which select_idle_sibling has already tested; target comes last.
+  int first = rotate && target_rq.sis_next_cpu >= 0 ? target_rq.sis_next_cpu
+              : prof_.version >= 515                ? target + 1
+                                                    : target;
   size_t start =
       static_cast<size_t>(std::lower_bound(span.begin(), span.end(), first) - span.begin());
   for (size_t k = 0; k < span.size(); ++k) {
