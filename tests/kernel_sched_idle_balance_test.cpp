@@ -154,3 +154,73 @@ TEST(SelectIdleCpu, TheScanStartsAfterTargetFromV515) {
         << profile << ": wraps past the LLC's last CPU to the busy CPU 0, then CPU 1";
   }
 }
+
+namespace {
+
+// One LLC of 4 SMT2 cores (CPUs 2c, 2c+1). Normal always-running tasks on `busy`, SCHED_IDLE
+// hogs on `sched_idle`; the wakee p sits on CPU 0 and may run anywhere.
+struct SmtLlc {
+  KernelImpl k;
+  BusyBody bodies[8], pb;
+  TaskId p = kNoTask;
+  SmtLlc(const char* profile, std::vector<int> busy, std::vector<int> sched_idle)
+      : k(machine(), profile_config(profile)) {
+    int n = 0;
+    for (int c : busy) k.create_task({.name = "busy", .cpus = {c}}, &bodies[n++], c);
+    for (int c : sched_idle)
+      k.create_task({.name = "hog", .policy = Policy::Idle, .cpus = {c}}, &bodies[n++], c);
+    p = k.create_task({.name = "p", .cpus = {0}}, &pb, 0);
+    k.run_until(ms(1));
+    k.task(p).allowed.assign(8, true);
+    k.this_cpu_ = 0;
+    k.probes_ = 0;
+  }
+  static machine::Machine machine() {
+    machine::Machine m = flat_machine(1, 8);
+    for (auto& c : m.cpus) c.core = c.id / 2;
+    return m;
+  }
+  static Config profile_config(const char* profile) {
+    Config c;
+    c.profile = make_profile(profile);
+    return c;
+  }
+};
+
+}  // namespace
+
+// v5.17 (select_idle_core merged into select_idle_cpu): while the LLC's idle-core hint is
+// set the scan has no budget; with no fully idle core it returns the first idle or
+// sched-idle CPU it saw and clears the hint. CPUs 0-5 busy, CPU 6 sched-idle, CPU 7 busy.
+TEST(SelectIdleCpu, WithTheIdleCoreHintV517ScansTheWholeLlcAndFallsBackToASchedIdleCpu) {
+  SmtLlc s("v5.17", {1, 2, 3, 4, 5, 7}, {6});
+  s.k.set_idle_cores(0, true);
+  EXPECT_EQ(s.k.select_idle_cpu(s.k.task(s.p), 0, true), 6);
+  EXPECT_FALSE(s.k.test_idle_cores(0));
+  // From target + 1: core of CPU 1 (1, then its sibling 0), cores 1 and 2 (two CPUs each),
+  // then core 3 stops at the sched-idle CPU 6.
+  EXPECT_EQ(s.k.probes_, 7);
+  // Without the hint the SIS_PROP budget (nr = 4: three CPUs) gives up first.
+  s.k.probes_ = 0;
+  EXPECT_EQ(s.k.select_idle_cpu(s.k.task(s.p), 0, false), -1);
+  EXPECT_EQ(s.k.probes_, 3);
+}
+
+// A fully idle core wins over a sched-idle CPU seen before it.
+TEST(SelectIdleCpu, WithTheIdleCoreHintAWholeIdleCoreIsReturned) {
+  SmtLlc s("v5.17", {1, 3, 4, 5}, {2});  // CPU 2 sched-idle, core 3 (CPUs 6, 7) idle
+  s.k.set_idle_cores(0, true);
+  EXPECT_EQ(s.k.select_idle_cpu(s.k.task(s.p), 0, true), 6);
+  EXPECT_TRUE(s.k.test_idle_cores(0));  // the hint stays: an idle core was found
+}
+
+// v5.13+ select_idle_sibling: with no idle core known, prev's SMT sibling is tried before the
+// LLC scan (c722f35b513f). CPUs 1, 3, 4 busy besides p on CPU 0; CPUs 2, 5, 6, 7 idle.
+TEST(SelectIdleSibling, V517TriesPrevsSiblingBeforeTheLlcScan) {
+  SmtLlc s("v5.17", {1, 3, 4}, {});
+  s.k.set_idle_cores(0, false);
+  EXPECT_EQ(s.k.select_idle_sibling(s.k.task(s.p), 4, 0), 5);  // prev 4's sibling
+  SmtLlc old("v5.4", {1, 3, 4}, {});
+  old.k.set_idle_cores(0, false);
+  EXPECT_EQ(old.k.select_idle_sibling(old.k.task(old.p), 4, 0), 2);  // the scan from target 0
+}

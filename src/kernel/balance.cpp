@@ -62,11 +62,13 @@ void KernelImpl::update_blocked_averages(int cpu) {
       continue;
     if (update_cfs_rq_load_avg(now_, cfs)) update_tg_load_avg(cfs);
     // skip_blocked_update
-    if (gc.se.avg.load_avg || gc.se.avg.util_avg || cfs.propagate) update_load_avg(*gc.se.cfs, gc.se, 0);
+    if (gc.se.avg.load_avg || gc.se.avg.util_avg || cfs.propagate)
+      update_load_avg(*gc.se.cfs, gc.se, 0);
     others_have_blocked |= cfs.avg.load_avg || cfs.avg.util_avg || cfs.avg.runnable_avg;
   }
   update_cfs_rq_load_avg(now_, rq.cfs);
-  rq.has_blocked_load = others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg || rq.cfs.avg.runnable_avg;
+  rq.has_blocked_load =
+      others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg || rq.cfs.avg.runnable_avg;
 }
 
 // get_sd_balance_interval (fair.c v5.7), in jiffies.
@@ -873,6 +875,11 @@ int KernelImpl::sched_idle_balance(int dst_cpu) {
   if (dst.sd_llc < 0 || llc_shared_[static_cast<size_t>(dst.llc_id)].nr_overloaded == 0) return 0;
   SchedDomain& sd = dst.sd[static_cast<size_t>(dst.sd_llc)];
   const auto& span = levels_[static_cast<size_t>(sd.level_id)].span;
+  if (explain_ && explain_->begin("sched_idle_balance", now_, dst_cpu, "")) {
+    explain_->field(
+        "overloaded_cpus",
+        static_cast<long long>(llc_shared_[static_cast<size_t>(dst.llc_id)].nr_overloaded));
+  }
   size_t start =
       static_cast<size_t>(std::upper_bound(span.begin(), span.end(), dst_cpu) - span.begin());
   for (size_t k = 0; k < span.size(); ++k) {
@@ -882,6 +889,7 @@ int KernelImpl::sched_idle_balance(int dst_cpu) {
     ++lb_probes_;
     if (!cfs_rq_overloaded(src)) {
       sd.sib_peeked++;
+      if (xp()) explain_->step(fmt::format("cpu{}: no longer overloaded (peeked)", src_cpu));
       update_overload_status(src_cpu);  // lazy clear of a stale bit
       continue;
     }
@@ -903,13 +911,17 @@ int KernelImpl::sched_idle_balance(int dst_cpu) {
     }
     if (!moved) {
       sd.sib_failed++;
+      if (xp()) explain_->step(fmt::format("cpu{}: no task may move (failed)", src_cpu));
       continue;
     }
+    if (xp())
+      explain_->end(fmt::format("pulled {} from cpu{}", task_label(moved->se.task), src_cpu));
     detach_task_lb(*moved, dst_cpu);
     attach_task_lb(*moved, dst_cpu);
     sd.sib_pulled++;
     return 1;
   }
+  if (xp()) explain_->end("nothing pulled");
   return 0;
 }
 

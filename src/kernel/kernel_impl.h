@@ -334,7 +334,8 @@ class KernelImpl {
   int wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_cpu, bool sync);
   int select_idle_sibling(Task& p, int prev, int target);
   int select_idle_core(Task& p, int target);
-  int select_idle_cpu(Task& p, int target);
+  int select_idle_cpu(Task& p, int target, bool has_idle_core = false);
+  int select_idle_sibling_v513(Task& p, int prev, int target);
   int select_idle_smt(Task& p, int target);
   int find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsigned sd_flag);
   int find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu);

@@ -110,8 +110,11 @@ int KernelImpl::select_idle_core(Task& p, int target) {
 
 // select_idle_cpu (fair.c v5.4 with 3c29e651e16d; v5.6 with 17346452b25b when
 // SCHED_IDLE_CONSISTENT): scan the LLC from target (v5.15+: from target + 1) under the
-// SIS_PROP budget.
-int KernelImpl::select_idle_cpu(Task& p, int target) {
+// SIS_PROP budget. With has_idle_core (v5.12+ shape, v5.17 code: the idle-core scan merged
+// in) there is no budget: whole cores are examined, the first fully idle one is returned,
+// else the first idle or sched-idle allowed CPU seen, and the LLC's idle-core hint is
+// cleared; the scan's time then feeds neither avg_scan_cost nor wake_avg_idle.
+int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
   Rq& this_rq = cpu_rq(this_cpu_);
   if (this_rq.sd_llc < 0) return kNone;
   SchedDomain& this_sd = this_rq.sd[this_rq.sd_llc];
@@ -134,6 +137,8 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
     nr = std::max<std::int64_t>(
         static_cast<std::int64_t>(p.latency_nice) * static_cast<std::int64_t>(span.size()) / 100,
         floor);
+  } else if (has_idle_core) {
+    account_scan = false;
   } else if (feat(Feature::SIS_PROP) && prof_.version >= 513) {
     // v5.13+ (94aafc3ee31d, bae4ec13640b): the waking CPU's wake_avg_idle, halved per
     // jiffy since its last wakeup and reduced by each scan's cost.
@@ -198,6 +203,28 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
       continue;
     }
     if (rotate) target_rq.sis_next_cpu = cpu;
+    if (has_idle_core) {
+      // select_idle_core (v5.17): the core of `cpu`; its siblings leave the candidates.
+      if (core_visited_[cpu]) continue;
+      for (int sib : smt_siblings(cpu)) core_visited_[sib] = 1;
+      bool idle = true;
+      for (int sib : smt_siblings(cpu)) {
+        probes_++;
+        if (!available_idle_cpu(sib)) {
+          idle = false;
+          if (si_cpu == kNone && sched_idle_cpu(sib) && p.allowed[sib]) si_cpu = sib;
+          if (si_cpu != kNone) break;
+          continue;
+        }
+        if (si_cpu == kNone && p.allowed[sib]) si_cpu = sib;
+      }
+      if (x) scan += fmt::format(" core{}:{}", cpu, idle ? "idle" : "busy");
+      if (idle) {
+        found = cpu;
+        break;
+      }
+      continue;
+    }
     if (!--nr) {
       int r = fallback && !consistent ? si_cpu : kNone;
       if (x)
@@ -213,6 +240,13 @@ int KernelImpl::select_idle_cpu(Task& p, int target) {
       break;
     }
     if (fallback && si_cpu == kNone && sched_idle_cpu(cpu)) si_cpu = cpu;
+  }
+  if (has_idle_core) {
+    for (int c : span) core_visited_[c] = 0;
+    if (found == kNone) {
+      set_idle_cores(target, false);
+      found = si_cpu;  // idle_cpu: the first idle or sched-idle CPU seen
+    }
   }
   if (x)
     explain_->step(
@@ -272,6 +306,8 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
     return recent_used_cpu;
   }
   if (cpu_rq(target).sd_llc < 0) return target;
+  if (prof_.version >= 513 && !feat(Feature::LATENCY_NICE_SIS))
+    return select_idle_sibling_v513(p, prev, target);
   int i = kNone;
   if (feat(Feature::SIS_CORE)) {
     i = select_idle_core(p, target);
@@ -299,6 +335,34 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
   i = select_idle_smt(p, target);
   if (i != kNone) return i;
   return target;
+}
+
+// select_idle_sibling's tail from v5.13 (c722f35b513f, 9fe1f127b913), as in v5.17: with no
+// idle core known, prev's SMT siblings first; then one LLC scan that looks for a whole idle
+// core (no budget) while the LLC's hint says there may be one, else idle CPUs under the
+// budget; then target.
+int KernelImpl::select_idle_sibling_v513(Task& p, int prev, int target) {
+  const bool x = xp();
+  bool has_idle_core = false;
+  if (smt_present_) {
+    has_idle_core = feat(Feature::SIS_CORE) && test_idle_cores(target);
+    if (!has_idle_core && cpus_share_cache(prev, target)) {
+      // select_idle_smt (v5.17): prev's siblings in the LLC, idle or sched-idle.
+      for (int cpu : smt_siblings(prev)) {
+        if (cpu == prev || !p.allowed[cpu] || !cpus_share_cache(cpu, target)) continue;
+        probes_++;
+        if (available_idle_cpu(cpu) || sched_idle_cpu(cpu)) {
+          if (x)
+            explain_->step(fmt::format("select_idle_smt(prev): cpu{} {}", cpu, cpu_state(cpu)));
+          return cpu;
+        }
+      }
+      if (x) explain_->step("select_idle_smt(prev): none");
+    }
+  }
+  if (x) explain_->step(has_idle_core ? "has_idle_cores" : "no idle core known");
+  const int i = select_idle_cpu(p, target, has_idle_core);
+  return i != kNone ? i : target;
 }
 
 // group_has_capacity / group_is_overloaded (fair.c v5.7, fair-class.md §5.7): the
