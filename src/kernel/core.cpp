@@ -205,25 +205,26 @@ void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
   cfs_rq& old = *t.se.cfs;
   if (t.state == TaskState::Waking) t.se.vruntime -= old.min_vruntime;
   remove_entity_load_avg(t.se, old);
+  move_to_cpu(t, new_cpu);
+}
+
+// The tail both migrations share: PELT signals attach afresh at the next enqueue, the task
+// is no longer cache hot, and crossing an LLC costs the cache-cold penalty at its next
+// switch-in.
+void KernelImpl::move_to_cpu(Task& t, int dest) {
   t.se.avg.last_update_time = 0;
   t.se.exec_start = 0;
-  if (!cpus_share_cache(t.cpu, new_cpu)) t.migrated_cold = true;
-  t.cpu = new_cpu;
-  set_task_rq(t, new_cpu);
+  if (!cpus_share_cache(t.cpu, dest)) t.migrated_cold = true;
+  t.cpu = dest;
+  set_task_rq(t, dest);
   t.nr_migrations++;
 }
 
 // migrate_task_rq_fair (fair.c v5.15) for a dequeued task (TASK_ON_RQ_MIGRATING), then
-// set_task_cpu: its PELT signals leave with it now and attach at the next enqueue; it is
-// no longer cache hot; crossing an LLC costs the cache-cold penalty at its next switch-in.
+// set_task_cpu: its PELT signals leave with it now.
 void KernelImpl::migrate_queued_task(Task& p, int dest) {
   detach_entity_cfs_rq(p.se);
-  p.se.avg.last_update_time = 0;
-  p.se.exec_start = 0;
-  if (!cpus_share_cache(p.cpu, dest)) p.migrated_cold = true;
-  p.cpu = dest;
-  set_task_rq(p, dest);
-  p.nr_migrations++;
+  move_to_cpu(p, dest);
 }
 
 void KernelImpl::activate_task(int cpu, TaskId p, int flags) {
@@ -965,8 +966,9 @@ int KernelImpl::create_task_group(const TaskGroupAttr& g) {
   const size_t n = static_cast<size_t>(nr_cpus());
   // Each group costs a cfs_rq and an entity per CPU.
   if (n > kMaxGroupCpus || (tgs.size() + 1) * n > kMaxGroupCpus)
-    throw InputError(fmt::format("task group {}: {} groups x {} CPUs is more than {} per-CPU group queues",
-                                 g.name, tgs.size(), n, kMaxGroupCpus));
+    throw InputError(
+        fmt::format("task group {}: {} groups x {} CPUs is more than {} per-CPU group queues",
+                    g.name, tgs.size(), n, kMaxGroupCpus));
   const int id = static_cast<int>(tgs.size());
   tgs.push_back(g);
   TaskGroupRt rt;

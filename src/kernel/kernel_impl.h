@@ -248,6 +248,7 @@ class KernelImpl {
   void start_idle_exit(int cpu, Time delay);
   void set_task_cpu(TaskId p, int new_cpu);
   void migrate_queued_task(Task& p, int dest);
+  void move_to_cpu(Task& t, int dest);
   void activate_task(int cpu, TaskId p, int flags);
   void deactivate_task(int cpu, TaskId p, int flags);
   bool idle_cpu(int cpu) const;
