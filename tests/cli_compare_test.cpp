@@ -189,6 +189,36 @@ TEST(CliCompare, ResultsDoNotDependOnJobs) {
   fs::remove_all(d);
 }
 
+// compare -- run: the scenario file's machine and kernel stand, its features give way to
+// --base / --with, and each workload's figures match the single `run` with the same seed.
+TEST(CliCompare, ScenarioRunsPerWorkloadFigures) {
+  fs::path d = tmpdir("run");
+  std::ofstream(d / "s.json") << R"({"machine": "hikey", "kernel": "v5.17",
+    "features": "sched-idle-balancing", "duration_s": 0.5,
+    "groups": {"n": {}, "noise": {"cpu.idle": 1}},
+    "workloads": [{"group": "n", "schbench": ["-m", "1", "-t", "2", "-w", "0"]},
+                  {"group": "noise", "messaging": ["-g", "1", "-l", "20"]}]})";
+  Result r = run("compare --runs 1 --with SIB_BALANCE --json c.json -- run s.json", d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("machine: hikey"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kernel v5.17"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("w0.schbench.wakeup_latency_us.p99 "), std::string::npos) << r.out;
+  const json j = json::parse(slurp(d / "c.json"));
+  EXPECT_EQ(j["subcommand"], "run");
+  // The base is the profile v5.17 without the file's sched-idle-balancing.
+  Result plain = run("run s.json --kernel v5.17 --features '' --seed 1 --json plain.json", d);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const json q = json::parse(slurp(d / "plain.json"));
+  EXPECT_DOUBLE_EQ(j["metrics"]["w1.messaging.total_time_s"]["base"]["mean"].get<double>(),
+                   q["workloads"][1]["total_time_s"].get<double>());
+  EXPECT_DOUBLE_EQ(j["metrics"]["w0.schbench.wakeup_latency_us.p50"]["base"]["mean"].get<double>(),
+                   q["workloads"][0]["wakeup_latency_us"]["p50"].get<double>());
+  Result missing = run("compare --with SIB_BALANCE -- run nope.json", d);
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;
+  fs::remove_all(d);
+}
+
 TEST(CliCompare, LogsOnlyUnderLogdirPerConfigurationAndSeed) {
   fs::path d = tmpdir("logs");
   Result r = run("compare --runs 2 --with v5.3 --jobs 2 --logdir L " + kRtAppArgs, d);
@@ -273,5 +303,6 @@ TEST(CompareFigures, RtAppMetricsFromTheRunDocumentAndItsRows) {
 
 TEST(CompareFigures, DispatchTableNamesTheSupportedSubcommands) {
   EXPECT_EQ(schedtwin::cli::compare_subcommands(),
-            (std::vector<std::string>{"rt-app", "messaging", "hackbench", "schbench", "pingpong"}));
+            (std::vector<std::string>{"rt-app", "messaging", "hackbench", "schbench", "pingpong",
+                                      "run"}));
 }

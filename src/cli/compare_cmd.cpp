@@ -17,11 +17,13 @@
 #include <thread>
 
 #include "cli/pingpong_cmd.h"
+#include "cli/run_cmd.h"
 #include "cli/run_common.h"
 #include "cli/schbench_cmd.h"
 #include "engine/error.h"
 #include "kernel/features.h"
 #include "metrics/compare_stats.h"
+#include "workload/json_relaxed.h"
 
 namespace schedtwin::cli {
 
@@ -121,12 +123,65 @@ Prepared define_pingpong(CLI::App& sub) {
   return p;
 }
 
+RunFigures common_figures(const nlohmann::json& j);  // below
+
+// run: a scenario file. Its "machine" (unless ARGS give --machine) and "kernel" (the default
+// profile of --base / --with) stand; its "features" and "seed" give way to compare's. Metrics
+// per workload i of the file: w<i>.schbench.wakeup_latency_us.p50 ... p99_9 (µs),
+// w<i>.messaging.total_time_s (s, runs that finished) and .messages, w<i>.pingpong.
+// throughput_gbps and .ops_per_s.
+Prepared define_run(CLI::App& sub) {
+  struct RunArgs {
+    CommonOptions common;
+    std::string scenario;
+    workload::JNode root;
+  };
+  auto a = std::make_shared<RunArgs>();
+  sub.add_option("scenario", a->scenario, "Scenario file (JSON)")->required();
+  add_common_options(sub, a->common);
+  // Read as soon as ARGS are parsed: compare loads the machine right after.
+  CLI::Option* machine_opt = sub.get_option("--machine");
+  sub.parse_complete_callback([a, machine_opt] {
+    a->root = workload::read_relaxed_json_file(a->scenario);
+    if (a->root.kind != workload::JNode::Kind::Object) return;  // run_scenario names the error
+    for (const auto& [k, v] : a->root.members) {
+      if (v.kind != workload::JNode::Kind::String) continue;
+      if (k == "machine" && machine_opt->count() == 0) a->common.machine = v.s;
+      if (k == "kernel") a->common.kernel = v.s;
+    }
+  });
+  Prepared p;
+  p.common = &a->common;
+  p.prepare = [](const Scenario&) {};
+  p.run = [a](const CommonOptions& o, const std::string&) {
+    const ScenarioOutcome out = run_scenario(a->root, a->scenario, o, {true, true, true, true});
+    RunFigures f = common_figures(out.json);
+    const nlohmann::json& ws = out.json.at("workloads");
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+      const nlohmann::json& w = ws[i];
+      const std::string pre = fmt::format("w{}.{}.", i, w.at("kind").get<std::string>());
+      if (w.contains("wakeup_latency_us")) {
+        for (const char* k : {"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"})
+          f.metrics.emplace_back(pre + "wakeup_latency_us." + k,
+                                 w.at("wakeup_latency_us").at(k).get<double>());
+      } else if (w.contains("messages")) {
+        if (w.contains("total_time_s"))
+          f.metrics.emplace_back(pre + "total_time_s", w.at("total_time_s").get<double>());
+        f.metrics.emplace_back(pre + "messages", w.at("messages").get<double>());
+      } else {
+        for (const char* k : {"throughput_gbps", "ops_per_s"})
+          f.metrics.emplace_back(pre + k, w.at(k).get<double>());
+      }
+    }
+    return f;
+  };
+  return p;
+}
+
 constexpr SubcommandEntry kSubcommands[] = {
-    {"rt-app", true, define_rtapp},
-    {"messaging", false, define_messaging},
-    {"hackbench", false, define_hackbench},
-    {"schbench", false, define_schbench},
-    {"pingpong", false, define_pingpong},
+    {"rt-app", true, define_rtapp},         {"messaging", false, define_messaging},
+    {"hackbench", false, define_hackbench}, {"schbench", false, define_schbench},
+    {"pingpong", false, define_pingpong},   {"run", false, define_run},
 };
 
 // ---- parsing ARGS ------------------------------------------------------------------------------
@@ -518,8 +573,12 @@ void register_compare_command(CLI::App& app) {
       "v5.3,SIS_SCHED_IDLE_FALLBACK;\n"
       "--with without a profile changes the base. Usage:\n"
       "  schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] -- SUBCOMMAND ARGS...\n"
-      "SUBCOMMAND: rt-app, messaging, hackbench, schbench. ARGS take the subcommand's own\n"
-      "options except --seed, --kernel, --features, --json and --logdir, which are compare's.");
+      "SUBCOMMAND: rt-app, messaging, hackbench, schbench, pingpong, run. ARGS take the "
+      "subcommand's own\n"
+      "options except --seed, --kernel, --features, --json and --logdir, which are compare's.\n"
+      "run SCENARIO.json: the file's machine and kernel stand (--machine in ARGS overrides the\n"
+      "machine; the kernel is the default profile of --base/--with), its features and seed give\n"
+      "way to compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.");
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
