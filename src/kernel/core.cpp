@@ -244,7 +244,10 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   TaskId id = static_cast<TaskId>(tasks_.size());
   tasks_.emplace_back();
   Task& t = tasks_.back();
-  t.attr = attr;
+  t.name = attr.name;
+  t.timer_slack_ns = attr.timer_slack_ns;
+  t.created_policy = attr.policy;
+  t.created_nice = static_cast<std::int8_t>(attr.nice);
   t.body = body;
   t.policy = attr.policy;
   t.nice = attr.nice;
@@ -435,7 +438,7 @@ void KernelImpl::arm_timer(TaskId t, Time expires) {
     v.erase(std::find(v.begin(), v.end(), t));
   }
   p.timer_cpu = p.cpu;
-  p.timer_expires = expires + p.attr.timer_slack_ns;
+  p.timer_expires = expires + p.timer_slack_ns;
   cpu_rq(p.cpu).armed_timers.push_back(t);
   q_.arm(p.timer_slot, std::max(now_, p.timer_expires));
 }
@@ -585,7 +588,7 @@ void KernelImpl::run_task_program(int cpu) {
       throw InputError(
           fmt::format("task {} keeps returning zero work (a program that never blocks "
                       "or runs)",
-                      task(id).attr.name));
+                      task(id).name));
     Task& t = task(id);
     this_cpu_ = cpu;
     current_ = id;
@@ -674,7 +677,7 @@ void KernelImpl::set_affinity(TaskId id, const std::vector<int>& cpus) {
     if (c < 0 || c >= n)
       throw InputError(
           fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
-                      t.attr.name, c, n));
+                      t.name, c, n));
     allowed[static_cast<size_t>(c)] = true;
   }
   t.allowed = allowed;
@@ -921,8 +924,14 @@ void Kernel::set_task_group(TaskId t, int group) {
   impl_->sched_move_task(t, group);
 }
 int Kernel::task_cpu(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].cpu; }
-const TaskAttr& Kernel::task_attr(TaskId t) const {
-  return impl_->tasks_[static_cast<size_t>(t)].attr;
+const std::string& Kernel::task_name(TaskId t) const {
+  return impl_->tasks_[static_cast<size_t>(t)].name;
+}
+Policy Kernel::task_created_policy(TaskId t) const {
+  return impl_->tasks_[static_cast<size_t>(t)].created_policy;
+}
+int Kernel::task_created_nice(TaskId t) const {
+  return impl_->tasks_[static_cast<size_t>(t)].created_nice;
 }
 const TaskStats& Kernel::task_stats(TaskId t) const { return impl_->task_stats(t); }
 int Kernel::nr_tasks() const { return impl_->nr_tasks_i(); }

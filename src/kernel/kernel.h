@@ -116,7 +116,11 @@ class Kernel {
   void set_task_group(TaskId t, int group);
 
   int task_cpu(TaskId t) const;
-  const TaskAttr& task_attr(TaskId t) const;
+  // What the task was created with (TaskAttr): its comm, and the policy and nice given at
+  // creation (a later set_scheduler does not change these two).
+  const std::string& task_name(TaskId t) const;
+  Policy task_created_policy(TaskId t) const;
+  int task_created_nice(TaskId t) const;
   const TaskStats& task_stats(TaskId t) const;
   int nr_tasks() const;
 

@@ -44,22 +44,23 @@ struct cfs_rq;
 struct sched_entity {
   load_weight load;
   unsigned long runnable_weight = 0;  // group entity: my_q->h_nr_running (se_update_runnable)
-  bi::set_member_hook<bi::link_mode<bi::normal_link>> run_node;
+  // optimize_size keeps the node's colour in its parent pointer, as the kernel's rb_node does.
+  bi::set_member_hook<bi::link_mode<bi::normal_link>, bi::optimize_size<true>> run_node;
   bi::list_member_hook<bi::link_mode<bi::normal_link>> group_node;  // rq->cfs_tasks
-  bool on_rq = false;
   Time exec_start = 0;
   Time sum_exec_runtime = 0;
   Time prev_sum_exec_runtime = 0;
   std::uint64_t vruntime = 0;  // u64 as in the kernel; compared through signed differences
   sched_avg avg;
   util_est ue;
-  TaskId task = kNoTask;  // kNoTask for a group entity
   // Hierarchy (FAIR_GROUP_SCHED): se->cfs_rq is the queue the entity is (to be) queued on,
   // my_q the queue a group entity owns, parent the group entity above (null at the root).
   cfs_rq* cfs = nullptr;
   cfs_rq* my_q = nullptr;
   sched_entity* parent = nullptr;
+  TaskId task = kNoTask;  // kNoTask for a group entity
   int depth = 0;
+  bool on_rq = false;
 };
 
 struct VruntimeLess {
@@ -123,6 +124,8 @@ struct WakerInfo {
   int recent_used_cpu = -1;
 };
 
+// 100 000 of these make a run (issue 7 asks for at most 1 KiB of memory per task), so the
+// fields are ordered to leave no padding: seven cache lines.
 struct alignas(64) Task {
   // The program, first: every step completion reads and writes these (one cache line).
   TaskBody* body = nullptr;
@@ -134,11 +137,17 @@ struct alignas(64) Task {
   bool migrated_cold = false;  // pay the cache-cold penalty at next switch-in
   int cpu = 0;                 // task_cpu()
   int pending_move = -1;       // set_affinity of a running task: move after its step
-  TaskAttr attr;
   Policy policy = Policy::Normal;
+  // se_is_idle / task_h_idle: SCHED_IDLE, or in a cpu.idle group (v5.15+). The flat model
+  // has no group entities: a task of an idle group stands for its group's idle entity.
+  bool h_idle = false;
+  Policy created_policy = Policy::Normal;  // TaskAttr::policy and ::nice, for traces
+  std::int8_t created_nice = 0;
   int nice = 0;
-  std::vector<bool> allowed;  // cpus_ptr
   int nr_cpus_allowed = 0;
+  std::string name;                     // comm (TaskAttr::name)
+  Time timer_slack_ns = 50 * kNsPerUs;  // TaskAttr::timer_slack_ns
+  std::vector<bool> allowed;            // cpus_ptr
   sched_entity se;
   WakerInfo waker;
   // hrtimer
@@ -150,11 +159,8 @@ struct alignas(64) Task {
   std::int64_t nr_wakeups = 0, nr_migrations = 0, nr_switches = 0;
   Time run_delay = 0;
   int fork_cpu = -1;
-  int group = 0;         // task group id
-  int latency_nice = 5;  // from the group (latency-nice RFC)
-  // se_is_idle / task_h_idle: SCHED_IDLE, or in a cpu.idle group (v5.15+). The flat model
-  // has no group entities: a task of an idle group stands for its group's idle entity.
-  bool h_idle = false;
+  int group = 0;                    // task group id
+  int latency_nice = 5;             // from the group (latency-nice RFC)
   unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list
 };
 

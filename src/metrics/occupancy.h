@@ -37,7 +37,7 @@ nlohmann::json occupancy_json(const Occupancy& o);
 
 // The TraceSink that records an Occupancy. Install it on a Kernel before any task exists
 // (every CPU then runs its idle task) and call finish() once the run has ended. A task's
-// class is the policy it was created with (Kernel::task_attr; a later sched_setscheduler is
+// class is the policy it was created with (Kernel::task_created_policy; a later sched_setscheduler is
 // not seen). Memory: one entry per CPU and bin reached.
 class OccupancyRecorder final : public kernel::TraceSink {
  public:

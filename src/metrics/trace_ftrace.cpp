@@ -8,7 +8,7 @@ namespace schedtwin::metrics {
 
 std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu) {
   if (t == kernel::kNoTask) return "swapper/" + std::to_string(cpu);
-  const std::string& name = k.task_attr(t).name;
+  const std::string& name = k.task_name(t);
   return name.size() > 15 ? name.substr(0, 15) : name;
 }
 
@@ -21,7 +21,7 @@ const std::string& TraceComms::of(kernel::TaskId t, int cpu) {
 }
 
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t) {
-  return t == kernel::kNoTask ? 120 : 120 + k.task_attr(t).nice;
+  return t == kernel::kNoTask ? 120 : 120 + k.task_created_nice(t);
 }
 
 std::int64_t trace_prev_state(kernel::SwitchState s) {

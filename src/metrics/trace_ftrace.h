@@ -34,7 +34,7 @@ inline int trace_pid(kernel::TaskId t) { return t == kernel::kNoTask ? 0 : t + 1
 std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu);
 
 // p->prio of a fair task: NICE_TO_PRIO(nice) = 120 + nice, for SCHED_OTHER, SCHED_BATCH
-// and SCHED_IDLE alike (v5.4); the idle task reports 120. Taken from Kernel::task_attr.
+// and SCHED_IDLE alike (v5.4); the idle task reports 120. Taken from Kernel::task_created_nice.
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t);
 
 // sched_switch's prev_state as __trace_sched_switch_state (include/trace/events/sched.h,
