@@ -65,12 +65,12 @@ bool bound(JNode& root) {
   bool schbench = false;
   JNode* duration = nullptr;
   for (auto& [key, v] : root.members) {
-    if (key == "duration_s" && v.is_number() && v.number() > kMaxDurationS && v.number() <= 3600) {
-      v.kind = JNode::Kind::Float;
-      v.f = kMaxDurationS;
+    if (key == "duration_s" && v.is_number()) {
       duration = &v;
-    } else if (key == "duration_s" && v.is_number()) {
-      duration = &v;
+      if (v.number() > kMaxDurationS && v.number() <= 3600) {
+        v.kind = JNode::Kind::Float;
+        v.f = kMaxDurationS;
+      }
     } else if (key == "machine" && v.kind == JNode::Kind::String) {
       if (!allowed_machine(v.s)) v.s = "no-such-machine";
       small_machine = v.s == "hikey";  // the last "machine" key wins in run_scenario

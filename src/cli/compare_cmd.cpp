@@ -49,6 +49,26 @@ struct SubcommandEntry {
   Prepared (*define)(CLI::App& sub);
 };
 
+RunFigures common_figures(const nlohmann::json& j) {
+  RunFigures f;
+  f.sim_time_s = j.value("sim_time_s", 0.0);
+  f.wall_time_s = j.value("wall_time_s", 0.0);
+  f.events = j.value("events", std::uint64_t{0});
+  return f;
+}
+
+// The figures schbench's final table and pingpong's Total line give, by their JSON keys.
+constexpr std::array<const char*, 7> kSchbenchPercentiles{"p50", "p75",   "p90",  "p95",
+                                                          "p99", "p99_5", "p99_9"};
+constexpr std::array<const char*, 2> kPingpongTotals{"throughput_gbps", "ops_per_s"};
+
+// Appends prefix + key for each of `keys` in the JSON object `obj`.
+template <std::size_t N>
+void append_metrics(RunFigures& f, const nlohmann::json& obj, const std::string& prefix,
+                    const std::array<const char*, N>& keys) {
+  for (const char* k : keys) f.metrics.emplace_back(prefix + k, obj.at(k).get<double>());
+}
+
 Prepared define_rtapp(CLI::App& sub) {
   auto a = std::make_shared<RtAppArgs>();
   add_rtapp_options(sub, *a);
@@ -87,7 +107,7 @@ Prepared define_messaging_like(CLI::App& sub, bool hackbench) {
 Prepared define_messaging(CLI::App& sub) { return define_messaging_like(sub, false); }
 Prepared define_hackbench(CLI::App& sub) { return define_messaging_like(sub, true); }
 
-RunFigures schbench_figures(const SchbenchOutcome& out);  // below, after common_figures
+RunFigures schbench_figures(const SchbenchOutcome& out);  // below
 
 Prepared define_schbench(CLI::App& sub) {
   auto a = std::make_shared<SchbenchArgs>();
@@ -112,18 +132,12 @@ Prepared define_pingpong(CLI::App& sub) {
   p.prepare = [a, params](const Scenario&) { *params = pingpong_params(*a); };
   p.run = [params](const CommonOptions& o, const std::string&) {
     const PingpongOutcome out = run_pingpong_command(o, *params);
-    RunFigures f;
-    f.sim_time_s = out.json.at("sim_time_s").get<double>();
-    f.wall_time_s = out.json.at("wall_time_s").get<double>();
-    f.events = out.json.at("events").get<std::uint64_t>();
-    for (const char* k : {"throughput_gbps", "ops_per_s"})
-      f.metrics.emplace_back(k, out.json.at(k).get<double>());
+    RunFigures f = common_figures(out.json);
+    append_metrics(f, out.json, "", kPingpongTotals);
     return f;
   };
   return p;
 }
-
-RunFigures common_figures(const nlohmann::json& j);  // below
 
 // run: a scenario file. Its "machine" (unless ARGS give --machine) and "kernel" (the default
 // profile of --base / --with) stand; its "features" and "seed" give way to compare's. Metrics
@@ -161,16 +175,14 @@ Prepared define_run(CLI::App& sub) {
       const nlohmann::json& w = ws[i];
       const std::string pre = fmt::format("w{}.{}.", i, w.at("kind").get<std::string>());
       if (w.contains("wakeup_latency_us")) {
-        for (const char* k : {"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"})
-          f.metrics.emplace_back(pre + "wakeup_latency_us." + k,
-                                 w.at("wakeup_latency_us").at(k).get<double>());
+        append_metrics(f, w.at("wakeup_latency_us"), pre + "wakeup_latency_us.",
+                       kSchbenchPercentiles);
       } else if (w.contains("messages")) {
         if (w.contains("total_time_s"))
           f.metrics.emplace_back(pre + "total_time_s", w.at("total_time_s").get<double>());
         f.metrics.emplace_back(pre + "messages", w.at("messages").get<double>());
       } else {
-        for (const char* k : {"throughput_gbps", "ops_per_s"})
-          f.metrics.emplace_back(pre + k, w.at(k).get<double>());
+        append_metrics(f, w, pre, kPingpongTotals);
       }
     }
     return f;
@@ -343,20 +355,10 @@ nlohmann::json stats_json(const metrics::SampleStats& s) {
   return j;
 }
 
-RunFigures common_figures(const nlohmann::json& j) {
-  RunFigures f;
-  f.sim_time_s = j.value("sim_time_s", 0.0);
-  f.wall_time_s = j.value("wall_time_s", 0.0);
-  f.events = j.value("events", std::uint64_t{0});
-  return f;
-}
-
 // schbench: the final table's wakeup_latency_us.p50 ... p99_9 (µs).
 RunFigures schbench_figures(const SchbenchOutcome& out) {
   RunFigures f = common_figures(out.json);
-  const nlohmann::json& w = out.json.at("wakeup_latency_us");
-  for (const char* k : {"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"})
-    f.metrics.emplace_back(std::string("wakeup_latency_us.") + k, w.at(k).get<double>());
+  append_metrics(f, out.json.at("wakeup_latency_us"), "wakeup_latency_us.", kSchbenchPercentiles);
   return f;
 }
 

@@ -137,6 +137,15 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
     }
     return v;
   };
+  // A column summarised in place (sorted), unless compare keeps the samples in row order.
+  auto summarize = [keep_samples](std::vector<double> v,
+                                  std::map<std::string, std::vector<double>>& kept,
+                                  const std::string& name) {
+    if (!keep_samples) return summary_json(std::move(v));
+    nlohmann::json j = summary_json(v);
+    kept[name] = std::move(v);
+    return j;
+  };
   struct TaskFigures {
     std::string wu_lat_text;  // st and textogram, for tasks with timers
     nlohmann::json wu_lat, slack;
@@ -150,20 +159,8 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
     if (std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end())
       f.wu_lat_text =
           metrics::st_format(metrics::st_stats(wu)) + metrics::textogram(wu, 0, 1000, 10);
-    // Summarised in place (sorted) unless compare keeps the samples in row order.
-    if (keep_samples) {
-      f.wu_lat = summary_json(wu);
-      out.wu_lat_us[name] = std::move(wu);
-    } else {
-      f.wu_lat = summary_json(std::move(wu));
-    }
-    std::vector<double> slack = column(idxs, false, !write_logs);
-    if (keep_samples) {
-      f.slack = summary_json(slack);
-      out.slack_us[name] = std::move(slack);
-    } else {
-      f.slack = summary_json(std::move(slack));
-    }
+    f.wu_lat = summarize(std::move(wu), out.wu_lat_us, name);
+    f.slack = summarize(column(idxs, false, !write_logs), out.slack_us, name);
   }
 
   std::string& txt = out.summary;
