@@ -6,7 +6,8 @@
 // idle_h_nr_running / load.weight agree with the queued entities and cfs_tasks; the timeline is in
 // vruntime order; the running task is the rq's curr, on this CPU, and current nowhere else; every
 // task is in exactly one state consistent with where it is queued; PELT averages of tasks within
-// their bounds (util and runnable <= 1024, load <= weight).
+// their bounds (util and runnable <= 1024, load <= weight); on v6.6 profiles, each cfs_rq's
+// avg_vruntime / avg_load sums agree with its timeline.
 #include <fmt/core.h>
 
 #include "kernel/kernel_impl.h"
@@ -80,6 +81,18 @@ void KernelImpl::check_invariants() {
       prev = &se;
       if (!se.on_rq) fail(fmt::format("{}: an entity in the timeline is not on_rq", where()));
       visit(se);
+    }
+    if (eevdf_) {  // v6.6: the avg_vruntime sums are those of the timeline
+      std::int64_t avg = 0;
+      long load = 0;
+      for (const sched_entity& se : cfs.timeline) {
+        avg += static_cast<std::int64_t>(se.vruntime - cfs.min_vruntime) *
+               static_cast<long>(se.load.weight);
+        load += static_cast<long>(se.load.weight);
+      }
+      if (avg != cfs.avg_vruntime || load != cfs.avg_load)
+        fail(fmt::format("{}: avg_vruntime={} avg_load={} but the timeline sums to {} and {}",
+                         where(), cfs.avg_vruntime, cfs.avg_load, avg, load));
     }
     if (cfs.curr && cfs.curr->on_rq) visit(*cfs.curr);
     if (queued != cfs.nr_running)

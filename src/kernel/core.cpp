@@ -63,6 +63,8 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   sysctl_sched_min_granularity = 750 * kNsPerUs * factor;
   sysctl_sched_wakeup_granularity = 1 * kNsPerMs * factor;
   sched_nr_latency = 8;
+  sysctl_sched_base_slice = 750 * kNsPerUs * factor;  // v6.6 (update_sysctl)
+  eevdf_ = prof_.version >= 606;
 
   const int n = m_.nr_cpus();
   smt_sib_.resize(static_cast<size_t>(n));
@@ -201,9 +203,10 @@ void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
   Task& t = task(p);
   if (t.cpu == new_cpu) return;
   if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p, t.cpu, new_cpu);
-  // migrate_task_rq_fair (fair.c v5.4) for a waking task.
+  // migrate_task_rq_fair (fair.c v5.4) for a waking task. v6.6 keeps vruntime absolute: the
+  // lag saved at dequeue places the task on its new cfs_rq.
   cfs_rq& old = *t.se.cfs;
-  if (t.state == TaskState::Waking) t.se.vruntime -= old.min_vruntime;
+  if (!eevdf_ && t.state == TaskState::Waking) t.se.vruntime -= old.min_vruntime;
   remove_entity_load_avg(t.se, old);
   move_to_cpu(t, new_cpu);
 }
@@ -297,7 +300,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   set_task_rq(t, cpu);
   t.fork_cpu = cpu;
   post_init_entity_util_avg(t);
-  activate_task(cpu, id, 0);
+  activate_task(cpu, id, eevdf_ ? ENQUEUE_INITIAL : 0);
   check_preempt_curr(cpu, id, 0);
   if (trace_) trace_->sched_wakeup_new(now_, parent_cpu, id, cpu);
   if (cpu_rq(cpu).need_resched) kick_cpu(cpu);
@@ -705,7 +708,8 @@ void KernelImpl::sched_move_task(TaskId id, int group) {
     dequeue_task_fair(rq, t, DEQUEUE_SAVE | DEQUEUE_MOVE);
   }
   if (running) put_prev_task_fair(t);
-  const bool normalized = queued || t.se.sum_exec_runtime == 0;
+  // v6.6 (detach_task_cfs_rq) keeps vruntime absolute: there is nothing to normalise.
+  const bool normalized = eevdf_ || queued || t.se.sum_exec_runtime == 0;
   cfs_rq& old = *t.se.cfs;
   if (!normalized) {
     place_entity(old, t.se, false);
@@ -740,7 +744,17 @@ void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
   }
   t.policy = policy;
   t.nice = nice;
+  const load_weight old = t.se.load;
   set_load_weight(t);
+  // v6.6 set_load_weight(p, true) -> reweight_task: reweight_entity on the dequeued entity
+  // rescales its load_avg and its vlag (the lag w_i * vlag is kept), then the inverse weight
+  // comes from the table. SCHED_IDLE gets its weight without reweight_task.
+  if (eevdf_ && policy != Policy::Idle && t.se.load.weight != old.weight) {
+    const load_weight now = t.se.load;
+    t.se.load = old;
+    reweight_entity(*t.se.cfs, t.se, now.weight);
+    t.se.load.inv_weight = now.inv_weight;
+  }
   if (queued) {
     enqueue_task_fair(rq, t, 0);
     if (rq.curr != id) check_preempt_curr(t.cpu, id, 0);
@@ -765,6 +779,7 @@ void KernelImpl::schedule(int cpu) {
   rq.need_resched = false;
   rq.sched_count++;
   TaskId prev = rq.curr;
+  picking_cpu_ = cpu;
   SwitchState prev_state = SwitchState::Running;
   if (prev != kNoTask) {
     Task& pt = task(prev);
@@ -779,6 +794,7 @@ void KernelImpl::schedule(int cpu) {
     }
   }
   TaskId next = pick_next_task_fair(rq, prev);
+  picking_cpu_ = -1;
   if (next == kNoTask) {
     if (prev != kNoTask) {
       Task& pt = task(prev);

@@ -2,6 +2,8 @@
 // preemption (kernel/sched/fair.c, v5.4; v5.7 where noted), with group scheduling
 // (CONFIG_FAIR_GROUP_SCHED, v5.15 shapes: for_each_sched_entity walks a task's entity
 // and its group entities up to the root cfs_rq). CFS bandwidth is not modelled.
+// Profiles v6.6+ run v6.6's EEVDF instead (fair-class.md §3.10): the functions marked v6.6
+// and the *_v66 variants, chosen by eevdf_; the CFS paths are untouched by it.
 #include <algorithm>
 #include <array>
 
@@ -84,6 +86,29 @@ sched_entity* pick_next_after(cfs_rq& cfs, sched_entity& se) {
   return it == cfs.timeline.end() ? nullptr : &*it;
 }
 
+// entity_key (fair.c v6.6): vruntime relative to min_vruntime keeps the weighted sums small.
+std::int64_t entity_key(const cfs_rq& cfs, const sched_entity& se) {
+  return static_cast<std::int64_t>(se.vruntime - cfs.min_vruntime);
+}
+
+// avg_vruntime_add / avg_vruntime_sub (fair.c v6.6). Weights are the user-visible ones, as the
+// kernel's scale_load_down gives them.
+void avg_vruntime_add(cfs_rq& cfs, const sched_entity& se) {
+  const long weight = static_cast<long>(se.load.weight);
+  cfs.avg_vruntime += entity_key(cfs, se) * weight;
+  cfs.avg_load += weight;
+}
+void avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se) {
+  const long weight = static_cast<long>(se.load.weight);
+  cfs.avg_vruntime -= entity_key(cfs, se) * weight;
+  cfs.avg_load -= weight;
+}
+
+// avg_vruntime_update (fair.c v6.6): min_vruntime moves by delta, every key by -delta.
+void avg_vruntime_update(cfs_rq& cfs, std::int64_t delta) {
+  cfs.avg_vruntime -= cfs.avg_load * delta;
+}
+
 }  // namespace
 
 // set_load_weight (kernel/sched/core.c): SCHED_IDLE tasks get WEIGHT_IDLEPRIO whatever their nice.
@@ -109,7 +134,59 @@ Time KernelImpl::calc_delta_fair(Time delta, const sched_entity& se) const {
   return delta;
 }
 
-// update_min_vruntime (fair.c v5.4).
+// avg_vruntime (fair.c v6.6): V, the load-weighted average vruntime of the queued entities
+// and curr, rounded down (towards -inf, so that an entity placed at V is eligible).
+std::uint64_t KernelImpl::avg_vruntime(const cfs_rq& cfs) const {
+  const sched_entity* curr = cfs.curr;
+  std::int64_t avg = cfs.avg_vruntime;
+  long load = cfs.avg_load;
+  if (curr && curr->on_rq) {
+    const long weight = static_cast<long>(curr->load.weight);
+    avg += entity_key(cfs, *curr) * weight;
+    load += weight;
+  }
+  if (load) {
+    if (avg < 0) avg -= load - 1;  // sign flips effective floor / ceil
+    avg /= load;
+  }
+  return cfs.min_vruntime + static_cast<std::uint64_t>(avg);
+}
+
+// entity_eligible (fair.c v6.6): lag >= 0, i.e. V >= v_i, compared without the division.
+bool KernelImpl::entity_eligible(const cfs_rq& cfs, const sched_entity& se) const {
+  const sched_entity* curr = cfs.curr;
+  std::int64_t avg = cfs.avg_vruntime;
+  long load = cfs.avg_load;
+  if (curr && curr->on_rq) {
+    const long weight = static_cast<long>(curr->load.weight);
+    avg += entity_key(cfs, *curr) * weight;
+    load += weight;
+  }
+  return avg >= entity_key(cfs, se) * load;
+}
+
+// update_entity_lag (fair.c v6.6): vlag = V - v_i at dequeue, clamped to the virtual time of
+// max(2 slices, one tick): V is only an approximation and may move with the queue.
+void KernelImpl::update_entity_lag(cfs_rq& cfs, sched_entity& se) {
+  const std::int64_t lag = static_cast<std::int64_t>(avg_vruntime(cfs) - se.vruntime);
+  const std::int64_t limit = calc_delta_fair(std::max<Time>(2 * se.slice, tick_ns_), se);
+  se.vlag = std::clamp(lag, -limit, limit);
+}
+
+// __enqueue_entity / __dequeue_entity (fair.c): into and out of the timeline; v6.6 keeps the
+// avg_vruntime sums with it. The kernel's tree is augmented with min_deadline for pick_eevdf;
+// this one is not (pick_eevdf walks it).
+void KernelImpl::__enqueue_entity(cfs_rq& cfs, sched_entity& se) {
+  if (eevdf_) avg_vruntime_add(cfs, se);
+  cfs.timeline.insert(se);
+}
+void KernelImpl::__dequeue_entity(cfs_rq& cfs, sched_entity& se) {
+  cfs.timeline.erase(cfs.timeline.iterator_to(se));
+  if (eevdf_) avg_vruntime_sub(cfs, se);
+}
+
+// update_min_vruntime (fair.c v5.4; v6.6's __update_min_vruntime also shifts the
+// avg_vruntime sum when min_vruntime advances).
 void KernelImpl::update_min_vruntime(cfs_rq& cfs) {
   sched_entity* curr = cfs.curr;
   sched_entity* leftmost = pick_first(cfs);
@@ -126,10 +203,18 @@ void KernelImpl::update_min_vruntime(cfs_rq& cfs) {
     else
       vruntime = min_vruntime(vruntime, leftmost->vruntime);
   }
+  if (eevdf_) {
+    const std::int64_t delta = static_cast<std::int64_t>(vruntime - cfs.min_vruntime);
+    if (delta > 0) {
+      avg_vruntime_update(cfs, delta);
+      cfs.min_vruntime = vruntime;
+    }
+    return;
+  }
   cfs.min_vruntime = max_vruntime(cfs.min_vruntime, vruntime);
 }
 
-// update_curr (fair.c v5.4); CFS bandwidth is not modelled.
+// update_curr (fair.c v5.4; v6.6 adds update_deadline); CFS bandwidth is not modelled.
 void KernelImpl::update_curr(cfs_rq& cfs) {
   sched_entity* curr = cfs.curr;
   if (!curr) return;
@@ -139,7 +224,21 @@ void KernelImpl::update_curr(cfs_rq& cfs) {
   curr->sum_exec_runtime += delta_exec;
   cfs.exec_clock += delta_exec;
   curr->vruntime += static_cast<std::uint64_t>(calc_delta_fair(delta_exec, *curr));
+  if (eevdf_) update_deadline(cfs, *curr);
   update_min_vruntime(cfs);
+}
+
+// update_deadline (fair.c v6.6): once curr's vruntime reaches its deadline it has used its
+// request; a new one (vd_i = v_i + r_i / w_i) starts and, with others queued, curr is
+// rescheduled. This replaces check_preempt_tick.
+void KernelImpl::update_deadline(cfs_rq& cfs, sched_entity& se) {
+  if (static_cast<std::int64_t>(se.vruntime - se.deadline) < 0) return;
+  se.slice = sysctl_sched_base_slice;
+  se.deadline = se.vruntime + static_cast<std::uint64_t>(calc_delta_fair(se.slice, se));
+  if (cfs.nr_running > 1) {
+    if (cfs.cpu != picking_cpu_) resched_curr(cfs.cpu);
+    clear_buddies(cfs, se);
+  }
 }
 
 // __sched_period (fair.c v5.4).
@@ -167,6 +266,7 @@ Time KernelImpl::sched_vslice(cfs_rq& cfs, sched_entity& se) {
 // place_entity (fair.c v5.4): START_DEBIT for new tasks, half-latency sleeper credit
 // with GENTLE_FAIR_SLEEPERS; never moves an entity backwards.
 void KernelImpl::place_entity(cfs_rq& cfs, sched_entity& se, bool initial) {
+  if (eevdf_) return place_entity_v66(cfs, se, initial);
   std::uint64_t vruntime = cfs.min_vruntime;
   if (initial && feat(Feature::START_DEBIT))
     vruntime += static_cast<std::uint64_t>(sched_vslice(cfs, se));
@@ -178,8 +278,30 @@ void KernelImpl::place_entity(cfs_rq& cfs, sched_entity& se, bool initial) {
   se.vruntime = max_vruntime(se.vruntime, vruntime);
 }
 
+// place_entity (fair.c v6.6): v = V - lag, with the saved lag inflated by (W + w_i) / W so
+// that adding the entity to the average does not shrink it (PLACE_LAG; W counts curr); the
+// deadline is one slice on, half a slice for a new task (PLACE_DEADLINE_INITIAL).
+void KernelImpl::place_entity_v66(cfs_rq& cfs, sched_entity& se, bool initial) {
+  const std::uint64_t vruntime = avg_vruntime(cfs);
+  std::int64_t lag = 0;
+  se.slice = sysctl_sched_base_slice;
+  std::uint64_t vslice = static_cast<std::uint64_t>(calc_delta_fair(se.slice, se));
+  if (feat(Feature::PLACE_LAG) && cfs.nr_running) {
+    const sched_entity* curr = cfs.curr;
+    long load = cfs.avg_load;
+    if (curr && curr->on_rq) load += static_cast<long>(curr->load.weight);
+    lag = se.vlag * (load + static_cast<long>(se.load.weight));
+    if (!load) load = 1;
+    lag /= load;  // div_s64: truncates towards zero
+  }
+  se.vruntime = vruntime - static_cast<std::uint64_t>(lag);
+  if (feat(Feature::PLACE_DEADLINE_INITIAL) && initial) vslice /= 2;
+  se.deadline = se.vruntime + vslice;
+}
+
 // enqueue_entity (fair.c v5.4): vruntime renormalisation, PELT attach, placement.
 void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
+  if (eevdf_) return enqueue_entity_v66(cfs, se, flags);
   bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
   bool curr = cfs.curr == &se;
   if (renorm && curr) se.vruntime += cfs.min_vruntime;
@@ -193,17 +315,38 @@ void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   if (!se.my_q) rq_of(cfs).cfs_tasks.push_front(se);
   cfs.nr_running++;
   if (flags & ENQUEUE_WAKEUP) place_entity(cfs, se, false);
-  if (!curr) cfs.timeline.insert(se);
+  if (!curr) __enqueue_entity(cfs, se);
   se.on_rq = true;
 }
 
-// dequeue_entity (fair.c v5.15).
+// enqueue_entity (fair.c v6.6): vruntime stays absolute (no renormalisation); every enqueue is
+// placed, curr before update_curr, the others after the group reweight. ENQUEUE_MIGRATED's
+// exec_start reset is move_to_cpu's.
+void KernelImpl::enqueue_entity_v66(cfs_rq& cfs, sched_entity& se, int flags) {
+  const bool curr = cfs.curr == &se;
+  const bool initial = flags & ENQUEUE_INITIAL;
+  if (curr) place_entity_v66(cfs, se, initial);
+  update_curr(cfs);
+  update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+  if (se.my_q) se.runnable_weight = se.my_q->h_nr_running;  // se_update_runnable
+  update_cfs_group(se);
+  if (!curr) place_entity_v66(cfs, se, initial);
+  // account_entity_enqueue
+  update_load_add(cfs.load, se.load.weight);
+  if (!se.my_q) rq_of(cfs).cfs_tasks.push_front(se);
+  cfs.nr_running++;
+  if (!curr) __enqueue_entity(cfs, se);
+  se.on_rq = true;
+}
+
+// dequeue_entity (fair.c v5.15; v6.6 saves the lag and leaves vruntime absolute).
 void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   update_curr(cfs);
   update_load_avg(cfs, se, UPDATE_TG);
   if (se.my_q) se.runnable_weight = se.my_q->h_nr_running;
   clear_buddies(cfs, se);
-  if (&se != cfs.curr) cfs.timeline.erase(cfs.timeline.iterator_to(se));
+  if (eevdf_) update_entity_lag(cfs, se);
+  if (&se != cfs.curr) __dequeue_entity(cfs, se);
   se.on_rq = false;
   update_load_sub(cfs.load, se.load.weight);
   if (!se.my_q) {
@@ -211,7 +354,7 @@ void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
     l.erase(l.iterator_to(se));
   }
   cfs.nr_running--;
-  if (!(flags & DEQUEUE_SLEEP)) se.vruntime -= cfs.min_vruntime;
+  if (!eevdf_ && !(flags & DEQUEUE_SLEEP)) se.vruntime -= cfs.min_vruntime;
   update_cfs_group(se);
   if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) update_min_vruntime(cfs);
 }
@@ -311,22 +454,41 @@ unsigned long KernelImpl::calc_group_shares(cfs_rq& gcfs) {
   long shares = tg_shares * load;
   if (tg_weight) shares /= tg_weight;
   constexpr long MIN_SHARES = 2;
-  return static_cast<unsigned long>(std::clamp(shares, MIN_SHARES, std::max(tg_shares, MIN_SHARES)));
+  return static_cast<unsigned long>(
+      std::clamp(shares, MIN_SHARES, std::max(tg_shares, MIN_SHARES)));
 }
 
-// reweight_entity (fair.c v5.15).
+// reweight_entity (fair.c v5.15; v6.6 also keeps the avg_vruntime sums and scales the lag of
+// a dequeued entity, or the relative deadline of a queued one, by old/new weight. Its
+// vruntime is left alone, as v6.6 does; 6.7's reweight_eevdf is not modelled).
 void KernelImpl::reweight_entity(cfs_rq& cfs, sched_entity& se, unsigned long weight) {
+  const unsigned long old_weight = se.load.weight;
   if (se.on_rq) {
-    if (cfs.curr == &se) update_curr(cfs);
+    if (cfs.curr == &se)
+      update_curr(cfs);
+    else if (eevdf_)
+      avg_vruntime_sub(cfs, se);
     update_load_sub(cfs.load, se.load.weight);
   }
   dequeue_load_avg(cfs, se);
   se.load.weight = weight;
   se.load.inv_weight = 0;
-  se.avg.load_avg =
-      static_cast<unsigned long>(static_cast<std::uint64_t>(weight) * se.avg.load_sum / get_pelt_divider(se.avg));
+  if (eevdf_) {
+    const auto w_old = static_cast<std::int64_t>(old_weight), w = static_cast<std::int64_t>(weight);
+    if (!se.on_rq) {
+      se.vlag = se.vlag * w_old / w;
+    } else {
+      const std::int64_t deadline = static_cast<std::int64_t>(se.deadline - se.vruntime);
+      se.deadline = se.vruntime + static_cast<std::uint64_t>(deadline * w_old / w);
+    }
+  }
+  se.avg.load_avg = static_cast<unsigned long>(static_cast<std::uint64_t>(weight) *
+                                               se.avg.load_sum / get_pelt_divider(se.avg));
   enqueue_load_avg(cfs, se);
-  if (se.on_rq) update_load_add(cfs.load, se.load.weight);
+  if (se.on_rq) {
+    update_load_add(cfs.load, se.load.weight);
+    if (eevdf_ && cfs.curr != &se) avg_vruntime_add(cfs, se);
+  }
 }
 
 // update_cfs_group (fair.c v5.15): a group entity's weight follows calc_group_shares.
@@ -341,7 +503,7 @@ void KernelImpl::update_cfs_group(sched_entity& se) {
 void KernelImpl::put_prev_entity(cfs_rq& cfs, sched_entity& prev) {
   if (prev.on_rq) update_curr(cfs);
   if (prev.on_rq) {
-    cfs.timeline.insert(prev);
+    __enqueue_entity(cfs, prev);
     update_load_avg(cfs, prev, 0);
   }
   cfs.curr = nullptr;
@@ -350,14 +512,18 @@ void KernelImpl::put_prev_entity(cfs_rq& cfs, sched_entity& prev) {
 // put_prev_task_fair (fair.c v5.15): every level at which the task's hierarchy is current;
 // entities still queued go back into their timelines.
 void KernelImpl::put_prev_task_fair(Task& p) {
-  for (sched_entity* se = &p.se; se && se->cfs->curr == se; se = se->parent) put_prev_entity(*se->cfs, *se);
+  for (sched_entity* se = &p.se; se && se->cfs->curr == se; se = se->parent)
+    put_prev_entity(*se->cfs, *se);
 }
 
-// set_next_entity (fair.c v5.4).
+// set_next_entity (fair.c v5.4; v6.6 clears the buddies here, not in pick_next_entity, and
+// stashes the deadline at pick time in vlag: RUN_TO_PARITY's marker).
 void KernelImpl::set_next_entity(cfs_rq& cfs, sched_entity& se) {
+  if (eevdf_) clear_buddies(cfs, se);
   if (se.on_rq) {
-    cfs.timeline.erase(cfs.timeline.iterator_to(se));
+    __dequeue_entity(cfs, se);
     update_load_avg(cfs, se, UPDATE_TG);
+    if (eevdf_) se.vlag = static_cast<std::int64_t>(se.deadline);
   }
   se.exec_start = now_;
   cfs.curr = &se;
@@ -374,8 +540,38 @@ int KernelImpl::wakeup_preempt_entity(sched_entity& curr, sched_entity& se) {
   return 0;
 }
 
+// pick_eevdf (fair.c v6.6): among the eligible entities, curr included, the one with the
+// earliest virtual deadline; with RUN_TO_PARITY curr stays while it is eligible and has not
+// started a new request since it was picked (vlag still holds its deadline). The kernel finds
+// it in O(log n) through the min_deadline augmented tree; this walks the vruntime-ordered
+// timeline instead, stopping at the first ineligible entity (eligibility is v_i <= V, so the
+// eligible ones come first). Ties: curr, then the lower vruntime (the kernel's heap search may
+// break a tie between two queued entities the other way).
+sched_entity* KernelImpl::pick_eevdf(cfs_rq& cfs) {
+  sched_entity* curr = cfs.curr;
+  if (curr && (!curr->on_rq || !entity_eligible(cfs, *curr))) curr = nullptr;
+  if (feat(Feature::RUN_TO_PARITY) && curr &&
+      static_cast<std::uint64_t>(curr->vlag) == curr->deadline)
+    return curr;
+  sched_entity* best = curr;
+  for (sched_entity& se : cfs.timeline) {
+    if (!entity_eligible(cfs, se)) break;
+    if (!best || static_cast<std::int64_t>(best->deadline - se.deadline) > 0) best = &se;
+  }
+  if (!best) best = pick_first(cfs);  // "EEVDF scheduling fail, picking leftmost"
+  return best;
+}
+
+// pick_next_entity (fair.c v6.6): the next buddy if NEXT_BUDDY and it is eligible, else
+// pick_eevdf. There are no skip or last buddies any more.
+sched_entity* KernelImpl::pick_next_entity_v66(cfs_rq& cfs) {
+  if (feat(Feature::NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next)) return cfs.next;
+  return pick_eevdf(cfs);
+}
+
 // pick_next_entity (fair.c v5.4): leftmost, then the skip, last and next buddies.
 sched_entity* KernelImpl::pick_next_entity(cfs_rq& cfs, sched_entity* curr) {
+  if (eevdf_) return pick_next_entity_v66(cfs);
   sched_entity* left = pick_first(cfs);
   if (!left || (curr && entity_before(*curr, *left))) left = curr;
   sched_entity* se = left;
@@ -402,6 +598,9 @@ sched_entity* KernelImpl::pick_next_entity(cfs_rq& cfs, sched_entity* curr) {
 // put/set of the levels prev and next share).
 TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
   cfs_rq& cfs = rq.cfs;
+  // v6.6's fast path needs prev still current here (a task moved away by set_affinity is not).
+  if (eevdf_ && prev != kNoTask && cfs.nr_running && task(prev).se.cfs->curr == &task(prev).se)
+    return pick_next_task_fair_v66(rq, prev);
   if (prev != kNoTask) put_prev_task_fair(task(prev));
   if (!cfs.nr_running) {
     int saved_cpu = this_cpu_;
@@ -429,6 +628,39 @@ TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
   return se->task;
 }
 
+// pick_next_task_fair (fair.c v6.6, the CONFIG_FAIR_GROUP_SCHED path when prev is a fair task):
+// pick down from the root with every level's curr still in place, so that RUN_TO_PARITY sees
+// it, then put and set only the levels where prev and next differ. If prev is picked again
+// nothing is put or set: its RUN_TO_PARITY marker and slice accounting carry on. Used when
+// the root has queued entities; otherwise the simple path above (and newidle_balance) runs.
+TaskId KernelImpl::pick_next_task_fair_v66(Rq& rq, TaskId prev) {
+  sched_entity* se = nullptr;
+  for (cfs_rq* c = &rq.cfs; c; c = se->my_q) {
+    sched_entity* curr = c->curr;
+    if (curr && curr->on_rq) update_curr(*c);
+    se = pick_next_entity_v66(*c);
+  }
+  sched_entity& next = *se;
+  if (next.task != prev) {
+    sched_entity* pse = &task(prev).se;
+    while (se->cfs != pse->cfs) {  // is_same_group
+      const int se_depth = se->depth, pse_depth = pse->depth;
+      if (se_depth <= pse_depth) {
+        put_prev_entity(*pse->cfs, *pse);
+        pse = pse->parent;
+      }
+      if (se_depth >= pse_depth) {
+        set_next_entity(*se->cfs, *se);
+        se = se->parent;
+      }
+    }
+    put_prev_entity(*se->cfs, *pse);
+    set_next_entity(*se->cfs, *se);
+  }
+  rq.cfs_tasks.splice(rq.cfs_tasks.begin(), rq.cfs_tasks, rq.cfs_tasks.iterator_to(next));
+  return next.task;
+}
+
 // check_preempt_tick (fair.c v5.4).
 void KernelImpl::check_preempt_tick(cfs_rq& cfs, sched_entity& curr) {
   Time ideal_runtime = sched_slice(cfs, curr);
@@ -446,17 +678,19 @@ void KernelImpl::check_preempt_tick(cfs_rq& cfs, sched_entity& curr) {
   if (delta > ideal_runtime) resched_curr(cfs.cpu);
 }
 
-// entity_tick (fair.c v5.15).
+// entity_tick (fair.c v5.15; v6.6 has no check_preempt_tick: update_curr's update_deadline
+// reschedules).
 void KernelImpl::entity_tick(cfs_rq& cfs, sched_entity& curr) {
   update_curr(cfs);
   update_load_avg(cfs, curr, UPDATE_TG);
   update_cfs_group(curr);
-  if (cfs.nr_running > 1) check_preempt_tick(cfs, curr);
+  if (!eevdf_ && cfs.nr_running > 1) check_preempt_tick(cfs, curr);
 }
 
 // check_preempt_wakeup (fair.c v5.4 with the v5.15 idle-entity rules): decision order of
 // fair-class.md §3.8.
 void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
+  if (eevdf_) return check_preempt_wakeup_v66(rq, p, wake_flags);
   Task& curr = task(rq.curr);
   sched_entity* se = &curr.se;
   sched_entity* pse = &p.se;
@@ -500,8 +734,42 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
     for (sched_entity* s = se; s && !se_is_idle(*s); s = s->parent) s->cfs->last = s;
 }
 
+// check_preempt_wakeup (fair.c v6.6): the idle-entity rules as before; otherwise the wakee
+// preempts iff pick_eevdf at the level where both hierarchies meet picks it. No wakeup
+// granularity and no last buddy; the next buddy only with NEXT_BUDDY, not for a fork.
+void KernelImpl::check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags) {
+  Task& curr = task(rq.curr);
+  sched_entity* se = &curr.se;
+  sched_entity* pse = &p.se;
+  if (se == pse) return;
+  if (feat(Feature::NEXT_BUDDY) && !(wake_flags & WF_FORK)) set_next_buddy(pse);
+  if (rq.need_resched) return;
+  if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
+    resched_curr(rq.cpu);
+    return;
+  }
+  if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
+  // find_matching_se
+  while (se->depth > pse->depth) se = se->parent;
+  while (pse->depth > se->depth) pse = pse->parent;
+  while (se->cfs != pse->cfs) {
+    se = se->parent;
+    pse = pse->parent;
+  }
+  const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
+  if (cse_is_idle && !pse_is_idle) {
+    resched_curr(rq.cpu);
+    return;
+  }
+  if (cse_is_idle != pse_is_idle) return;  // an idle entity never preempts a non-idle one
+  cfs_rq& cfs = *se->cfs;
+  update_curr(cfs);
+  if (pick_eevdf(cfs) == pse) resched_curr(rq.cpu);
+}
+
 // yield_task_fair (fair.c v5.4).
 void KernelImpl::yield_task_fair(Rq& rq) {
+  if (eevdf_) return yield_task_fair_v66(rq);
   rq.yld_count++;
   if (rq.nr_running == 1) return;
   Task& curr = task(rq.curr);
@@ -512,11 +780,29 @@ void KernelImpl::yield_task_fair(Rq& rq) {
     for (sched_entity* s = &curr.se; s; s = s->parent) s->cfs->skip = s;
 }
 
+// yield_task_fair (fair.c v6.6): the yielding task's deadline moves one request on.
+void KernelImpl::yield_task_fair_v66(Rq& rq) {
+  rq.yld_count++;
+  if (rq.nr_running == 1) return;
+  Task& curr = task(rq.curr);
+  cfs_rq& cfs = *curr.se.cfs;
+  clear_buddies(cfs, curr.se);
+  update_curr(cfs);
+  curr.se.deadline += static_cast<std::uint64_t>(calc_delta_fair(curr.se.slice, curr.se));
+}
+
 // task_fork_fair (fair.c v5.4): the child starts at the parent's vruntime, placed with
 // START_DEBIT, stored relative to the min_vruntime of its cfs_rq until it is enqueued.
+// v6.6: placed as a new entity (ENQUEUE_INITIAL) with absolute vruntime; wake_up_new_task
+// places it again on the CPU it is enqueued on.
 void KernelImpl::task_fork_fair(Task& p, int this_cpu) {
   cfs_rq& cfs = *p.se.cfs;
   sched_entity* curr = cfs.curr;
+  if (eevdf_) {
+    if (curr) update_curr(cfs);
+    place_entity_v66(cfs, p.se, true);
+    return;
+  }
   if (curr) {
     update_curr(cfs);
     p.se.vruntime = curr->vruntime;

@@ -80,7 +80,9 @@ std::string FeatureSet::to_string() const {
   return s;
 }
 
-std::vector<std::string> profile_names() { return {"v5.3", "v5.4", "v5.6", "v5.7", "v5.17", "v6.0"}; }
+std::vector<std::string> profile_names() {
+  return {"v5.3", "v5.4", "v5.6", "v5.7", "v5.17", "v6.0", "v6.6"};
+}
 
 Profile make_profile(std::string_view name) {
   Profile p;
@@ -91,6 +93,7 @@ Profile make_profile(std::string_view name) {
   else if (name == "v5.7") p.version = 507;
   else if (name == "v5.17") p.version = 517;
   else if (name == "v6.0") p.version = 600;
+  else if (name == "v6.6") p.version = 606;
   else {
     std::string known;
     for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
@@ -109,6 +112,14 @@ Profile make_profile(std::string_view name) {
   if (p.version >= 600) {  // 70fb5ccf2ebb, v6.0: SIS_UTIL replaces SIS_PROP
     f.set(Feature::SIS_UTIL);
     f.set(Feature::SIS_PROP, false);
+  }
+  // v6.6: EEVDF replaces CFS's placement and preemption ("sched/fair: Add lag based
+  // placement" and its series); "sched/fair: Commit to EEVDF" removed the CFS features.
+  if (p.version >= 606) {
+    for (Feature x : {Feature::PLACE_LAG, Feature::PLACE_DEADLINE_INITIAL, Feature::RUN_TO_PARITY})
+      f.set(x);
+    for (Feature x : {Feature::GENTLE_FAIR_SLEEPERS, Feature::START_DEBIT, Feature::LAST_BUDDY})
+      f.set(x, false);
   }
   // busy_factor 32 -> 16 and imbalance_pct 125 -> 117 landed between v5.7 and v5.10 (fair-class.md §5.1).
   if (p.version >= 510) {

@@ -13,6 +13,8 @@ namespace schedtwin::kernel {
   X(GENTLE_FAIR_SLEEPERS) X(START_DEBIT) X(NEXT_BUDDY) X(LAST_BUDDY) X(CACHE_HOT_BUDDY)    \
   X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE)     \
   X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST)                                                      \
+  /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                                  \
+  X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL) X(RUN_TO_PARITY)                                  \
   /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */                       \
   X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT)                                      \
   /* series 2: latency-nice RFC */                                                         \

@@ -27,6 +27,7 @@ enum : int {
   DEQUEUE_MOVE = 0x04,
   ENQUEUE_WAKEUP = 0x01,
   ENQUEUE_MIGRATED = 0x40,
+  ENQUEUE_INITIAL = 0x80,  // v6.6: wake_up_new_task (PLACE_DEADLINE_INITIAL)
 };
 
 // update_load_avg flags.
@@ -197,6 +198,12 @@ class KernelImpl {
   Time sysctl_sched_latency = 0, sysctl_sched_min_granularity = 0,
        sysctl_sched_wakeup_granularity = 0;
   Time sysctl_sched_migration_cost = 500 * kNsPerUs;
+  Time sysctl_sched_base_slice = 0;  // v6.6: 0.75 ms x factor
+  // v6.6 profiles: the fair class is EEVDF (fair-class.md §3.10), not CFS.
+  bool eevdf_ = false;
+  // The CPU inside schedule() before the kernel's clear_tsk_need_resched(prev): a resched
+  // raised there (update_deadline from dequeue or pick) is dropped, as in __schedule.
+  int picking_cpu_ = -1;
   unsigned sched_nr_latency = 8;
   int hz_ = 250;
   Time tick_ns_ = 4 * kNsPerMs;
@@ -285,6 +292,20 @@ class KernelImpl {
   void clear_buddies(cfs_rq& cfs, sched_entity& se);
   void yield_task_fair(Rq& rq);
   void task_fork_fair(Task& p, int this_cpu);
+  // EEVDF (v6.6 profiles)
+  std::uint64_t avg_vruntime(const cfs_rq& cfs) const;
+  bool entity_eligible(const cfs_rq& cfs, const sched_entity& se) const;
+  void update_entity_lag(cfs_rq& cfs, sched_entity& se);
+  void update_deadline(cfs_rq& cfs, sched_entity& se);
+  sched_entity* pick_eevdf(cfs_rq& cfs);
+  void __enqueue_entity(cfs_rq& cfs, sched_entity& se);
+  void __dequeue_entity(cfs_rq& cfs, sched_entity& se);
+  void place_entity_v66(cfs_rq& cfs, sched_entity& se, bool initial);
+  void enqueue_entity_v66(cfs_rq& cfs, sched_entity& se, int flags);
+  sched_entity* pick_next_entity_v66(cfs_rq& cfs);
+  TaskId pick_next_task_fair_v66(Rq& rq, TaskId prev);
+  void check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags);
+  void yield_task_fair_v66(Rq& rq);
   Time calc_delta_fair(Time delta, const sched_entity& se) const;
   void set_next_buddy(sched_entity* se);
   void update_cfs_group(sched_entity& se);

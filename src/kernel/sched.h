@@ -51,6 +51,12 @@ struct sched_entity {
   Time sum_exec_runtime = 0;
   Time prev_sum_exec_runtime = 0;
   std::uint64_t vruntime = 0;  // u64 as in the kernel; compared through signed differences
+  // EEVDF (v6.6 profiles only): the request size r_i, its virtual deadline vd_i and the
+  // virtual lag saved at dequeue. Between pick and dequeue vlag holds the deadline as it was
+  // at pick time: RUN_TO_PARITY's marker (set_next_entity, v6.6).
+  Time slice = 0;
+  std::uint64_t deadline = 0;
+  std::int64_t vlag = 0;
   sched_avg avg;
   util_est ue;
   // Hierarchy (FAIR_GROUP_SCHED): se->cfs_rq is the queue the entity is (to be) queued on,
@@ -88,6 +94,10 @@ struct cfs_rq {
   unsigned int h_nr_running = 0;
   unsigned int idle_h_nr_running = 0;  // series 1 patch 1 (43e9f7f231e4)
   std::uint64_t min_vruntime = static_cast<std::uint64_t>(-(1LL << 20));
+  // EEVDF (v6.6 profiles only): over the entities in the timeline (curr is added when read),
+  // the sum of (vruntime - min_vruntime) * weight and the sum of the weights.
+  std::int64_t avg_vruntime = 0;
+  long avg_load = 0;
   Timeline timeline;
   sched_entity* curr = nullptr;
   sched_entity* next = nullptr;
