@@ -298,3 +298,13 @@ TEST(ValidateCli, TinyRunPrintsAScorecard) {
   EXPECT_NE(again.out.find("machine:    " + machine + " (--machine)"), std::string::npos);
   for (const std::string& p : {json, out, machine}) std::filesystem::remove(p);
 }
+
+// validate simulates the host with the profile of its kernel: EEVDF from 6.6 on.
+TEST(Validate, ProfileFollowsTheHostKernelRelease) {
+  EXPECT_EQ(validate::profile_for_kernel_release("6.18.0-1-amd64"), "v6.6");
+  EXPECT_EQ(validate::profile_for_kernel_release("6.6.0"), "v6.6");
+  EXPECT_EQ(validate::profile_for_kernel_release("7.0.1"), "v6.6");
+  EXPECT_EQ(validate::profile_for_kernel_release("6.5.13-generic"), "v6.0");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.15.0-91-generic"), "v6.0");
+  EXPECT_EQ(validate::profile_for_kernel_release("garbage"), "v6.0");
+}

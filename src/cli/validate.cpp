@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace schedtwin::cli::validate {
@@ -122,6 +123,12 @@ std::string rtapp_periodic_json(int instances, int idle_loops, int duration_s, i
 }}
 )",
                      instances, idle, duration_s, pload_ns, nlohmann::json(logdir).dump());
+}
+
+std::string profile_for_kernel_release(const std::string& release) {
+  int major = 0, minor = 0;
+  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return "v6.0";
+  return major > 6 || (major == 6 && minor >= 6) ? "v6.6" : "v6.0";
 }
 
 }  // namespace schedtwin::cli::validate

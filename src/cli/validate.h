@@ -67,4 +67,9 @@ nlohmann::json scorecard_json(const std::vector<Row>& rows);
 std::string rtapp_periodic_json(int instances, int idle_loops, int duration_s, int pload_ns,
                                 const std::string& logdir);
 
+// The kernel profile that simulates a host running kernel `release` (uname -r, e.g.
+// "6.18.0-1-amd64"): "v6.6" (EEVDF) from 6.6 on, "v6.0" (CFS) before it or when the release
+// does not parse. The profiles model no later release than 6.6.
+std::string profile_for_kernel_release(const std::string& release);
+
 }  // namespace schedtwin::cli::validate

@@ -6,6 +6,7 @@
 // cli/host_parse.h). Simulated side: the same rt-app task set through run_rtapp_config and
 // the same messaging parameters through run_messaging_command, with seeds 1..repeats.
 #include <fmt/core.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,7 +43,7 @@ using validate::spread_of;
 
 struct Opts {
   std::string machine;  // "" : calibrate first
-  std::string kernel = "v6.0";
+  std::string kernel;   // "": the profile of the host's kernel (profile_for_kernel_release)
   int repeats = 3;
   int duration_s = 4;         // each rt-app run
   std::int64_t loops = 2000;  // perf bench sched messaging -l
@@ -262,7 +263,13 @@ int host_cpus() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-void run_validate(const Opts& o) {
+void run_validate(const Opts& opts) {
+  Opts o = opts;
+  if (o.kernel.empty()) {
+    utsname u{};
+    uname(&u);
+    o.kernel = validate::profile_for_kernel_release(u.release);
+  }
   for (const std::string* p : {&o.out, &o.json_out, &o.save_machine})
     if (!p->empty())
       check_output_file(*p, p == &o.out ? "--out" : p == &o.json_out ? "--json" : "--save-machine");
@@ -441,7 +448,9 @@ void register_validate_command(CLI::App& app) {
   sub->add_option("--machine", o->machine,
                   "Simulate this machine (a file written by `schedtwin calibrate`) instead of "
                   "calibrating first");
-  sub->add_option("--kernel", o->kernel, "Kernel profile of the simulation")->capture_default_str();
+  sub->add_option("--kernel", o->kernel,
+                  "Kernel profile of the simulation (default: v6.6 on a host running 6.6 or "
+                  "later, else v6.0)");
   sub->add_option("--repeats", o->repeats, "Real runs of each workload (and simulated seeds)")
       ->check(CLI::Range(1, 50))
       ->capture_default_str();
