@@ -114,6 +114,32 @@ TEST(Balance, ATaskThatRanLongerAgoThanMigrationCostIsPulledAtOnce) {
   EXPECT_EQ(k.cpu_rq(1).sd[0].lb_hot_gained[CPU_IDLE], 0u);
 }
 
+// newidle_balance's skip test (fair-class.md §5.3): up to v5.15 a CPU expecting to be idle
+// for less than sysctl_sched_migration_cost (0.5 ms) does not balance; from v5.16
+// (9d783c8dd112, c5b0a7eefc70) the bar is its lowest domain's max_newidle_lb_cost. CPU 1
+// expects 100 us of idle and has measured 10 us per newly-idle balance; a task waits on
+// CPU 0 that last ran 1 ms ago (not cache hot).
+TEST(Balance, NewlyIdleBalanceSkipsBelowMigrationCostUntilV516ThenBelowItsOwnCost) {
+  struct Case {
+    const char* profile;
+    Time avg_idle;
+    int pulled;
+  };
+  for (const Case& c : {Case{"v5.7", us(100), 0}, Case{"v5.17", us(100), 1},
+                        Case{"v5.17", us(5), 0}, Case{"v5.7", us(600), 1}}) {
+    KernelImpl k(flat_machine(1, 2), config(c.profile));
+    BusyBody a, b;
+    TaskId waiting = stacked_with_hot_waiter(k, a, b);
+    k.task(waiting).se.exec_start = k.now_ - ms(1);
+    k.rd_overload_ = true;
+    Rq& rq = k.cpu_rq(1);
+    rq.avg_idle = c.avg_idle;
+    rq.sd.front().max_newidle_lb_cost = us(10);
+    EXPECT_EQ(k.newidle_balance(1) > 0, c.pulled == 1) << c.profile << " " << c.avg_idle;
+    EXPECT_EQ(k.task(waiting).cpu, c.pulled ? 1 : 0) << c.profile << " " << c.avg_idle;
+  }
+}
+
 // should_we_balance: of a busy local group, only its first CPU balances a domain.
 TEST(Balance, OnlyTheGroupsBalanceCpuBalancesWhenNoneIsIdle) {
   KernelImpl k(flat_machine(2, 2), config("v5.7"));

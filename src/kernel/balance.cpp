@@ -806,14 +806,21 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
 }
 
 // newidle_balance (fair.c v5.7; idle_balance in v5.4). Returns > 0 when a fair task
-// was pulled.
+// was pulled. From v5.16 (Vincent Guittot's "Improve newidle lb cost tracking and early
+// abort": 9d783c8dd112, c5b0a7eefc70) the skip test is the lowest domain's
+// max_newidle_lb_cost instead of sysctl_sched_migration_cost, a pending wakeup stops the
+// domain walk, and a new maximum cost restarts its decay period (update_newidle_cost).
 int KernelImpl::newidle_balance(int cpu) {
   Rq& rq = cpu_rq(cpu);
+  const bool v516 = prof_.version >= 516;
   std::int64_t next_balance = jiffies() + hz_;
   int pulled = 0;
   Time curr_cost = 0;
   rq.idle_stamp = now_;
-  if (rq.avg_idle < sysctl_sched_migration_cost || !rd_overload_) {
+  const bool too_short =
+      v516 ? !rq.sd.empty() && rq.avg_idle < rq.sd.front().max_newidle_lb_cost
+           : rq.avg_idle < sysctl_sched_migration_cost;
+  if (too_short || !rd_overload_) {
     if (!rq.sd.empty()) update_next_balance(rq.sd.front(), next_balance);
   } else {
     update_blocked_averages(cpu);
@@ -840,11 +847,14 @@ int KernelImpl::newidle_balance(int cpu) {
         Time domain_cost = static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns;
         lb_probes_ = 0;
         rq.debt += domain_cost;
-        if (domain_cost > sd.max_newidle_lb_cost) sd.max_newidle_lb_cost = domain_cost;
+        if (domain_cost > sd.max_newidle_lb_cost) {
+          sd.max_newidle_lb_cost = domain_cost;
+          if (v516) sd.next_decay_max_lb_cost = jiffies() + hz_;
+        }
         curr_cost += domain_cost;
       }
       update_next_balance(sd, next_balance);
-      if (pulled || rq.nr_running > 0) break;
+      if (pulled || rq.nr_running > 0 || (v516 && rq.ttwu_pending)) break;
     }
     if (curr_cost > rq.max_idle_balance_cost) rq.max_idle_balance_cost = curr_cost;
   }
