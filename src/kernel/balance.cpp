@@ -817,9 +817,8 @@ int KernelImpl::newidle_balance(int cpu) {
   int pulled = 0;
   Time curr_cost = 0;
   rq.idle_stamp = now_;
-  const bool too_short =
-      v516 ? !rq.sd.empty() && rq.avg_idle < rq.sd.front().max_newidle_lb_cost
-           : rq.avg_idle < sysctl_sched_migration_cost;
+  const bool too_short = v516 ? !rq.sd.empty() && rq.avg_idle < rq.sd.front().max_newidle_lb_cost
+                              : rq.avg_idle < sysctl_sched_migration_cost;
   if (too_short || !rd_overload_) {
     if (!rq.sd.empty()) update_next_balance(rq.sd.front(), next_balance);
   } else {
