@@ -300,7 +300,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   set_task_rq(t, cpu);
   t.fork_cpu = cpu;
   post_init_entity_util_avg(t);
-  activate_task(cpu, id, eevdf_ ? ENQUEUE_INITIAL : 0);
+  activate_task(cpu, id, 0);
   check_preempt_curr(cpu, id, 0);
   if (trace_) trace_->sched_wakeup_new(now_, parent_cpu, id, cpu);
   if (cpu_rq(cpu).need_resched) kick_cpu(cpu);

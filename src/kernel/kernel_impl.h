@@ -27,7 +27,7 @@ enum : int {
   DEQUEUE_MOVE = 0x04,
   ENQUEUE_WAKEUP = 0x01,
   ENQUEUE_MIGRATED = 0x40,
-  ENQUEUE_INITIAL = 0x80,  // v6.6: wake_up_new_task (PLACE_DEADLINE_INITIAL)
+  ENQUEUE_INITIAL = 0x80,  // v6.6: task_fork_fair's placement (PLACE_DEADLINE_INITIAL)
 };
 
 // update_load_avg flags.
