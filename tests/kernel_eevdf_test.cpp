@@ -407,7 +407,7 @@ TEST(Eevdf, WeightsSplitTheCpuByWeight) {
 
 // v6.6 places a new task twice: task_fork_fair with ENQUEUE_INITIAL (half a slice, as
 // PlacementInflatesByTheEntitysOwnWeight checks), then wake_up_new_task's enqueue without it
-// (ENQUEUE_INITIAL came to wake_up_new_task in 6.11). So the task it queues sits at V with a
+// (ENQUEUE_INITIAL came to wake_up_new_task in 6.12). So the task it queues sits at V with a
 // whole slice, PLACE_DEADLINE_INITIAL or not.
 TEST(Eevdf, NewTaskIsQueuedAtVWithAWholeSlice) {
   for (const char* features : {"", "NO_PLACE_DEADLINE_INITIAL"}) {

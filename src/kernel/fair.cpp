@@ -794,8 +794,8 @@ void KernelImpl::yield_task_fair_v66(Rq& rq) {
 // task_fork_fair (fair.c v5.4): the child starts at the parent's vruntime, placed with
 // START_DEBIT, stored relative to the min_vruntime of its cfs_rq until it is enqueued.
 // v6.6: placed as a new entity (ENQUEUE_INITIAL: half a slice) with absolute vruntime. v6.6's
-// wake_up_new_task then enqueues it without ENQUEUE_INITIAL (that came in 6.11), and
-// enqueue_entity places it again, at V with a whole slice: the half slice does not last.
+// wake_up_new_task then enqueues it without ENQUEUE_INITIAL (c40dd90ac045 added it in 6.12),
+// and enqueue_entity places it again, at V with a whole slice: the half slice does not last.
 void KernelImpl::task_fork_fair(Task& p, int this_cpu) {
   cfs_rq& cfs = *p.se.cfs;
   sched_entity* curr = cfs.curr;
