@@ -321,7 +321,8 @@ void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
 
 // enqueue_entity (fair.c v6.6): vruntime stays absolute (no renormalisation); every enqueue is
 // placed, curr before update_curr, the others after the group reweight. ENQUEUE_MIGRATED's
-// exec_start reset is move_to_cpu's.
+// exec_start reset is move_to_cpu's. Left out: schedstats, the leaf-list and bandwidth
+// throttling.
 void KernelImpl::enqueue_entity_v66(cfs_rq& cfs, sched_entity& se, int flags) {
   const bool curr = cfs.curr == &se;
   const bool initial = flags & ENQUEUE_INITIAL;
@@ -633,6 +634,7 @@ TaskId KernelImpl::pick_next_task_fair(Rq& rq, TaskId prev) {
 // it, then put and set only the levels where prev and next differ. If prev is picked again
 // nothing is put or set: its RUN_TO_PARITY marker and slice accounting carry on. Used when
 // the root has queued entities; otherwise the simple path above (and newidle_balance) runs.
+// Left out: check_cfs_rq_runtime (no CFS bandwidth) and hrtick.
 TaskId KernelImpl::pick_next_task_fair_v66(Rq& rq, TaskId prev) {
   sched_entity* se = nullptr;
   for (cfs_rq* c = &rq.cfs; c; c = se->my_q) {
@@ -736,7 +738,8 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
 
 // check_preempt_wakeup (fair.c v6.6): the idle-entity rules as before; otherwise the wakee
 // preempts iff pick_eevdf at the level where both hierarchies meet picks it. No wakeup
-// granularity and no last buddy; the next buddy only with NEXT_BUDDY, not for a fork.
+// granularity and no last buddy; the next buddy only with NEXT_BUDDY, not for a fork. Left
+// out: the throttled-hierarchy check (no CFS bandwidth).
 void KernelImpl::check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags) {
   Task& curr = task(rq.curr);
   sched_entity* se = &curr.se;
