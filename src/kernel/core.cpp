@@ -960,7 +960,7 @@ void Kernel::set_trace_sink(TraceSink* sink) { impl_->trace_ = sink; }
 void Kernel::set_explain(Explain* explain) { impl_->explain_ = explain; }
 
 std::string KernelImpl::task_label(TaskId t) const {
-  return fmt::format("{}[{}]", tasks_[static_cast<size_t>(t)].attr.name, t + 1);
+  return fmt::format("{}[{}]", tasks_[static_cast<size_t>(t)].name, t + 1);
 }
 
 std::string KernelImpl::cpu_state(int cpu) const {
