@@ -224,3 +224,32 @@ TEST(SelectIdleSibling, V517TriesPrevsSiblingBeforeTheLlcScan) {
   old.k.set_idle_cores(0, false);
   EXPECT_EQ(old.k.select_idle_sibling(old.k.task(old.p), 4, 0), 2);  // the scan from target 0
 }
+
+// The RFC calls sched_idle_balance from newidle_balance and ignores its result: after the
+// sched-idle pull the first domain is still balanced, and only then does nr_running > 0
+// end the walk. Four non-hot tasks on CPU 0, CPU 1 newly idle. Without the series
+// load_balance fills CPU 1's spare capacity (migrate_util) with the three queued tasks.
+// With it the sched-idle pull takes one and load_balance, seeing that task's utilisation
+// on CPU 1, one more; a hook that stopped after the pull would leave CPU 1 with one.
+TEST(SchedIdleBalance, NewlyIdleBalanceStillWalksTheFirstDomainAfterASchedIdlePull) {
+  for (const char* features : {"sched-idle-balancing", ""}) {
+    KernelImpl k(flat_machine(1, 2), config(features));
+    BusyBody body[4];
+    TaskId id[4];
+    for (int i = 0; i < 4; ++i) id[i] = k.create_task({.name = "n", .cpus = {0}}, &body[i], 0);
+    k.run_until(ms(10));
+    for (TaskId t : id) {
+      k.task(t).allowed.assign(2, true);
+      k.task(t).nr_cpus_allowed = 2;
+      if (k.cpu_rq(0).curr != t) k.task(t).se.exec_start = k.now_ - ms(1);  // not cache hot
+    }
+    k.cpu_rq(0).cfs.next = k.cpu_rq(0).cfs.last = nullptr;
+    k.rd_overload_ = true;
+    k.cpu_rq(1).avg_idle = ms(1);
+    ASSERT_EQ(k.cpu_rq(1).nr_running, 0u);
+    EXPECT_GT(k.newidle_balance(1), 0) << features;
+    const SchedDomain& sd = k.cpu_rq(1).sd[static_cast<size_t>(k.cpu_rq(1).sd_llc)];
+    EXPECT_EQ(sd.sib_pulled, *features ? 1u : 0u) << features;
+    EXPECT_EQ(k.cpu_rq(1).cfs.h_nr_running, *features ? 2u : 3u) << features;
+  }
+}

@@ -115,10 +115,8 @@ void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
   std::int64_t next_balance = jiffies() + 60 * hz_;
   bool update_next = false, need_decay = false;
   Time max_cost = 0;
-  if (feat(Feature::SIB_BALANCE) && need_pull_cfs_task(rq) && sched_idle_balance(cpu)) {
-    idle = idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
-    busy = is_busy(idle);
-  }
+  // The RFC's hook, before the domain walk; `idle` and `busy` keep the values they had.
+  if (feat(Feature::SIB_BALANCE) && need_pull_cfs_task(rq)) sched_idle_balance(cpu);
   for (size_t k = 0; k < rq.sd.size(); ++k) {
     SchedDomain& sd = rq.sd[k];
     const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
@@ -824,14 +822,16 @@ int KernelImpl::newidle_balance(int cpu) {
   } else {
     update_blocked_averages(cpu);
     if (feat(Feature::SIB_BALANCE)) {
+      // The RFC's hook ignores whether a task was pulled: the first domain is balanced
+      // anyway, and nr_running > 0 ends the walk after it.
       lb_probes_ = 0;
-      pulled = sched_idle_balance(cpu);
+      sched_idle_balance(cpu);
       Time cost = static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns;
       lb_probes_ = 0;
       rq.debt += cost;
       curr_cost += cost;
     }
-    for (size_t k = 0; k < rq.sd.size() && !pulled; ++k) {
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
       SchedDomain& sd = rq.sd[k];
       const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
       if (!(lvl.flags & SD_LOAD_BALANCE)) continue;
