@@ -134,17 +134,31 @@ Time KernelImpl::calc_delta_fair(Time delta, const sched_entity& se) const {
   return delta;
 }
 
+namespace {
+
+// The sums avg_vruntime and entity_eligible both read: the queue's, plus curr's (curr is
+// kept out of the timeline and its sums while it runs).
+struct VruntimeSums {
+  std::int64_t avg;
+  long load;
+};
+
+VruntimeSums with_curr(const cfs_rq& cfs) {
+  VruntimeSums s{cfs.avg_vruntime, cfs.avg_load};
+  if (const sched_entity* curr = cfs.curr; curr && curr->on_rq) {
+    const long weight = static_cast<long>(curr->load.weight);
+    s.avg += entity_key(cfs, *curr) * weight;
+    s.load += weight;
+  }
+  return s;
+}
+
+}  // namespace
+
 // avg_vruntime (fair.c v6.6): V, the load-weighted average vruntime of the queued entities
 // and curr, rounded down (towards -inf, so that an entity placed at V is eligible).
 std::uint64_t KernelImpl::avg_vruntime(const cfs_rq& cfs) const {
-  const sched_entity* curr = cfs.curr;
-  std::int64_t avg = cfs.avg_vruntime;
-  long load = cfs.avg_load;
-  if (curr && curr->on_rq) {
-    const long weight = static_cast<long>(curr->load.weight);
-    avg += entity_key(cfs, *curr) * weight;
-    load += weight;
-  }
+  auto [avg, load] = with_curr(cfs);
   if (load) {
     if (avg < 0) avg -= load - 1;  // sign flips effective floor / ceil
     avg /= load;
@@ -154,14 +168,7 @@ std::uint64_t KernelImpl::avg_vruntime(const cfs_rq& cfs) const {
 
 // entity_eligible (fair.c v6.6): lag >= 0, i.e. V >= v_i, compared without the division.
 bool KernelImpl::entity_eligible(const cfs_rq& cfs, const sched_entity& se) const {
-  const sched_entity* curr = cfs.curr;
-  std::int64_t avg = cfs.avg_vruntime;
-  long load = cfs.avg_load;
-  if (curr && curr->on_rq) {
-    const long weight = static_cast<long>(curr->load.weight);
-    avg += entity_key(cfs, *curr) * weight;
-    load += weight;
-  }
+  const auto [avg, load] = with_curr(cfs);
   return avg >= entity_key(cfs, se) * load;
 }
 
