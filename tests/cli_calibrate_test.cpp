@@ -140,6 +140,34 @@ TEST(CalibrateMachine, NegativeDifferencesAreClampedAndSingleCpuKeepsCrossCpuFig
   EXPECT_EQ(m.costs.socket_write.ns, hikey.costs.socket_write.ns);  // not measured: kept
 }
 
+// A host without cpuidle states (a VM booted with no cpuidle driver) halts in default_idle:
+// the machine gets that one state, invisible to the kernel (exit latency and residency 0),
+// whose real exit cost is the 1 ms probe's latency minus the busy-CPU latency.
+TEST(CalibrateMachine, AHostWithoutCpuidleStatesGetsDefaultIdleWithTheMeasuredExitCost) {
+  host::HostCalibration c;
+  c.date = "d";
+  c.cpu_a = 0;
+  c.cpu_b = 1;
+  c.busy_latency = fig(11000);
+  host::IdleProbe gap;  // no states, so no entries: dominant -1
+  gap.gap_ns = 1'000'000;
+  gap.latency = fig(36000);
+  c.idle = {gap};
+  machine::Machine host = machine::load_machine("hikey");
+  host.idle_states.clear();
+  const machine::Machine m = host::calibrated_machine(c, host);
+  ASSERT_EQ(m.idle_states.size(), 1u);
+  EXPECT_EQ(m.idle_states[0].name, "default_idle");
+  EXPECT_EQ(m.idle_states[0].real_exit_ns, 25000);  // 36000 - 11000
+  EXPECT_EQ(m.idle_states[0].exit_latency_ns, 0);
+  EXPECT_EQ(m.idle_states[0].target_residency_ns, 0);
+  EXPECT_FALSE(m.idle_states[0].polling);
+  EXPECT_TRUE(contains(m.idle_states[0].real_exit_source, "1000 us idle gaps"));
+  // With states in sysfs nothing is added.
+  const machine::Machine hikey = host::calibrated_machine(c, machine::load_machine("hikey"));
+  EXPECT_EQ(hikey.idle_states.size(), machine::load_machine("hikey").idle_states.size());
+}
+
 TEST(CalibrateCli, QuickRunWritesALoadableMachineFile) {
   const std::string out = testutil::temp_path("calibrate", "host.json");
   const testutil::CliResult r = testutil::run_bin("calibrate --quick --out " + out);

@@ -871,6 +871,29 @@ machine::Machine calibrated_machine(const HostCalibration& c, machine::Machine m
           stamp, tried.empty() ? "none" : tried);
     }
   }
+
+  // No cpuidle states (a VM booted without a cpuidle driver): the idle loop's default_idle
+  // halts the CPU, and waking it costs what the probe measured beyond a busy CPU. The kernel
+  // sees no state (exit latency 0, residency 0); the model needs one to charge that cost.
+  if (m.idle_states.empty() && c.busy_latency.n) {
+    for (const IdleProbe& p : c.idle) {
+      if (p.dominant >= 0 || !p.latency.n) continue;
+      machine::IdleState halt;
+      halt.name = "default_idle";
+      halt.source = fmt::format(
+          "{}: no cpuidle states in sysfs, so the idle loop runs default_idle (x86: HLT; "
+          "arm64: WFI); the kernel knows no exit latency or residency for it",
+          stamp);
+      halt.real_exit_ns = ns(p.latency.median - c.busy_latency.median);
+      halt.real_exit_source = fmt::format(
+          "{}: wakeup latency after {} us idle gaps {} minus the busy-CPU wakeup latency ({} "
+          "ns); method: {}",
+          stamp, p.gap_ns / 1000, figure_text(p.latency), ns_text(c.busy_latency.median),
+          p.latency.method);
+      m.idle_states.push_back(std::move(halt));
+      break;
+    }
+  }
   if (c.build) {
     m.build = *c.build;
   } else {
