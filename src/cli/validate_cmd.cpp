@@ -142,25 +142,31 @@ RtAppFigures rtapp_figures(std::vector<double> wu, const std::vector<double>& sl
   return f;
 }
 
-// rt-app's ns per loop on this host: a probe with a guessed calibration runs 10 x 20 ms of
-// work; the fastest iteration (the least disturbed) scales the guess.
-int probe_pload(const std::string& dir) {
+// rt-app's ns per loop on this host, as the experiment will see it: a probe with a guessed
+// calibration runs `instances` threads (one per CPU, as the experiment does) of 10 x 20 ms of
+// work each; the median iteration scales the guess. (The fastest iteration, used until
+// December 2026, made most periods overrun on a host whose speed varies: a period's
+// 5333 us of work then took over 7777 us, and its wu_lat was 0.)
+int probe_pload(const std::string& dir, int instances) {
   constexpr int kGuessNs = 40, kRunUs = 20000;
   fs::create_directories(dir);
   const std::string json = fmt::format(
-      R"({{ "tasks": {{ "probe": {{ "loop": 1, "phases": {{ "p": {{ "loop": 10, "run": {} }} }} }} }},
+      R"({{ "tasks": {{ "probe": {{ "instance": {}, "loop": 1, "phases": {{ "p": {{ "loop": 10, "run": {} }} }} }} }},
   "global": {{ "calibration": {}, "logdir": {}, "log_basename": "probe", "lock_pages": false }} }}
 )",
-      kRunUs, kGuessNs, nlohmann::json(dir).dump());
+      instances, kRunUs, kGuessNs, nlohmann::json(dir).dump());
   write_text(dir + "/probe.json", json);
   run_tool({"rt-app", dir + "/probe.json"}, "rt-app", 60, dir);
-  const std::string log = dir + "/probe-probe-0.log";
-  const auto rows = host::parse_rtapp_log(read_all(log), log);
-  if (rows.empty()) throw InputError(fmt::format("validate: {}: rt-app wrote no rows", log));
-  std::uint64_t fastest = rows.front().run;
-  for (const auto& r : rows) fastest = std::min(fastest, r.run);
-  return std::max(1,
-                  static_cast<int>(std::lround(kGuessNs * static_cast<double>(fastest) / kRunUs)));
+  std::vector<double> runs;
+  for (int i = 0; i < instances; ++i) {
+    const std::string log = fmt::format("{}/probe-probe-{}.log", dir, i);
+    if (!fs::exists(log)) throw InputError(fmt::format("validate: rt-app wrote no log {}", log));
+    for (const auto& r : host::parse_rtapp_log(read_all(log), log))
+      runs.push_back(static_cast<double>(r.run));
+  }
+  if (runs.empty()) throw InputError(fmt::format("validate: {}: rt-app wrote no rows", dir));
+  const double median = host::make_figure(runs, "probe").median;
+  return std::max(1, static_cast<int>(std::lround(kGuessNs * median / kRunUs)));
 }
 
 RtAppFigures real_rtapp(const std::string& dir, int instances, int idle_loops, int duration_s,
@@ -221,17 +227,19 @@ double real_seconds(const std::vector<std::string>& argv, const char* package,
   const host::ExecResult r = run_tool(argv, package);
   const auto t = parse(r.output);
   if (!t)
-    throw InputError(fmt::format("validate: `{}` printed no \"{}\" line: {}", command_text(argv), line,
-                                 last_line(r.output)));
+    throw InputError(fmt::format("validate: `{}` printed no \"{}\" line: {}", command_text(argv),
+                                 line, last_line(r.output)));
   return *t;
 }
 
 double real_perf(int groups, std::int64_t loops) {
-  return real_seconds(perf_argv(groups, loops), "linux-perf", host::parse_perf_total_time, "Total time");
+  return real_seconds(perf_argv(groups, loops), "linux-perf", host::parse_perf_total_time,
+                      "Total time");
 }
 
 double real_hackbench(int groups, std::int64_t loops) {
-  return real_seconds(hackbench_argv(groups, loops), "rt-tests", host::parse_hackbench_time, "Time:");
+  return real_seconds(hackbench_argv(groups, loops), "rt-tests", host::parse_hackbench_time,
+                      "Time:");
 }
 
 double sim_messaging(const CommonOptions& o, int groups, std::int64_t loops, bool hackbench) {
@@ -307,7 +315,7 @@ void run_validate(const Opts& opts) {
   const std::string load_before = read_loadavg();
 
   progress("probing rt-app's ns per loop");
-  const int pload = probe_pload(work + "/pload");
+  const int pload = probe_pload(work + "/pload", instances);
 
   // Real runs: repeats interleaved so that a change of the host's load spreads over all.
   std::vector<RtAppFigures> real_rt[2];
