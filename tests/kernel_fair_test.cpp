@@ -50,6 +50,27 @@ TEST(Fair, NiceWeightsSplitTimeByWeight) {
   EXPECT_NEAR(share(k, ta, tb), 1024.0 / 1359.0, 0.01);
 }
 
+// Renicing a busy task to a lower weight: set_load_weight -> reweight_task (since v5.1)
+// rescales its load_avg to the new weight, so --check's bound (load_avg <= weight) holds.
+// Without the rescale a runnable nice-0 task (load_avg near 1024) reniced to 10 (weight 110)
+// breaks it at the next event.
+TEST(Fair, RenicingABusyTaskRescalesItsLoadAvg) {
+  for (const char* profile : {"v5.4", "v5.7", "v6.0", "v6.6"}) {
+    Config c = cfg(profile);
+    c.check = true;
+    Kernel k(flat_machine(1, 1), c);
+    BusyBody a, b;
+    TaskId ta = k.create_task({.name = "a"}, &a);
+    k.create_task({.name = "b"}, &b);
+    k.run_until(ms(100));
+    k.set_scheduler(ta, Policy::Normal, 10);
+    EXPECT_NO_THROW(k.run_until(ms(200))) << profile;
+    // And back: a heavier weight needs no help, but must not break either.
+    k.set_scheduler(ta, Policy::Normal, -5);
+    EXPECT_NO_THROW(k.run_until(ms(300))) << profile;
+  }
+}
+
 TEST(Fair, SchedIdleTaskGetsWeightThree) {
   // SCHED_IDLE weight 3 against 1024: the idle task gets 3/1027 = 0.29 % of the CPU.
   Kernel k(flat_machine(1, 1), cfg());

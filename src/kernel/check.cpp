@@ -158,7 +158,9 @@ void KernelImpl::check_invariants() {
     if (t.se.avg.util_avg > 1024 || t.se.avg.runnable_avg > 1024)
       fail(fmt::format("{}: util_avg={} runnable_avg={} above 1024", task_label(id),
                        t.se.avg.util_avg, t.se.avg.runnable_avg));
-    if (t.se.avg.load_avg > t.se.load.weight)
+    // A task switched to SCHED_IDLE keeps the load_avg of its old weight (set_load_weight
+    // skips reweight_task for it) until PELT decays it.
+    if (t.policy != Policy::Idle && t.se.avg.load_avg > t.se.load.weight)
       fail(fmt::format("{}: load_avg={} above its weight {}", task_label(id), t.se.avg.load_avg,
                        t.se.load.weight));
   }

@@ -678,9 +678,8 @@ void KernelImpl::set_affinity(TaskId id, const std::vector<int>& cpus) {
   std::vector<bool> allowed(static_cast<size_t>(n), cpus.empty());
   for (int c : cpus) {
     if (c < 0 || c >= n)
-      throw InputError(
-          fmt::format("task {}: CPU {} in its affinity does not exist (machine has {} CPUs)",
-                      t.name, c, n));
+      throw InputError(fmt::format(
+          "task {}: CPU {} in its affinity does not exist (machine has {} CPUs)", t.name, c, n));
     allowed[static_cast<size_t>(c)] = true;
   }
   t.allowed = allowed;
@@ -746,10 +745,11 @@ void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
   t.nice = nice;
   const load_weight old = t.se.load;
   set_load_weight(t);
-  // v6.6 set_load_weight(p, true) -> reweight_task: reweight_entity on the dequeued entity
-  // rescales its load_avg and its vlag (the lag w_i * vlag is kept), then the inverse weight
-  // comes from the table. SCHED_IDLE gets its weight without reweight_task.
-  if (eevdf_ && policy != Policy::Idle && t.se.load.weight != old.weight) {
+  // set_load_weight(p, true) -> reweight_task (core.c, since v5.1's 9059393e4ec1):
+  // reweight_entity on the dequeued entity rescales its load_avg (and on v6.6 its vlag, so
+  // that the lag w_i * vlag is kept), then the inverse weight comes from the table.
+  // SCHED_IDLE gets its weight without reweight_task.
+  if (policy != Policy::Idle && t.se.load.weight != old.weight) {
     const load_weight now = t.se.load;
     t.se.load = old;
     reweight_entity(*t.se.cfs, t.se, now.weight);
