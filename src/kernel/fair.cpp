@@ -109,6 +109,17 @@ void avg_vruntime_update(cfs_rq& cfs, std::int64_t delta) {
   cfs.avg_vruntime -= cfs.avg_load * delta;
 }
 
+// find_matching_se (fair.c v5.15): walks both entities up until they are siblings in one
+// cfs_rq, where wakeup preemption compares them.
+void find_matching_se(sched_entity*& se, sched_entity*& pse) {
+  while (se->depth > pse->depth) se = se->parent;
+  while (pse->depth > se->depth) pse = pse->parent;
+  while (se->cfs != pse->cfs) {
+    se = se->parent;
+    pse = pse->parent;
+  }
+}
+
 }  // namespace
 
 // set_load_weight (kernel/sched/core.c): SCHED_IDLE tasks get WEIGHT_IDLEPRIO whatever their nice.
@@ -717,13 +728,7 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
     preempt = true;
   } else {
     if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
-    // find_matching_se: walk both up to siblings in one cfs_rq.
-    while (se->depth > pse->depth) se = se->parent;
-    while (pse->depth > se->depth) pse = pse->parent;
-    while (se->cfs != pse->cfs) {
-      se = se->parent;
-      pse = pse->parent;
-    }
+    find_matching_se(se, pse);
     update_curr(*se->cfs);
     const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
     if (cse_is_idle && !pse_is_idle) {
@@ -759,13 +764,7 @@ void KernelImpl::check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags) 
     return;
   }
   if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
-  // find_matching_se
-  while (se->depth > pse->depth) se = se->parent;
-  while (pse->depth > se->depth) pse = pse->parent;
-  while (se->cfs != pse->cfs) {
-    se = se->parent;
-    pse = pse->parent;
-  }
+  find_matching_se(se, pse);
   const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
   if (cse_is_idle && !pse_is_idle) {
     resched_curr(rq.cpu);
