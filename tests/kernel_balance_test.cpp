@@ -3,6 +3,8 @@
 // instant (KernelImpl), black-box (Kernel) where the outcome over time is the point.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "kernel/kernel.h"
 #include "kernel/kernel_impl.h"
 #include "kernel_test_util.h"
@@ -160,6 +162,36 @@ TEST(Balance, OnlyTheGroupsBalanceCpuBalancesWhenNoneIsIdle) {
   env.idle = CPU_NEWLY_IDLE;
   env.dst_cpu = 3;
   EXPECT_TRUE(k.should_we_balance(env));
+}
+
+// v6.6's should_we_balance prefers an idle CPU on a wholly idle core above the SMT level.
+// Two LLCs of two SMT2 cores (CPUs 0-3, cores {0,1} {2,3}); a task busy on CPU 0. For the
+// top domain the local group is LLC 0: its first idle CPU, 1, has a busy sibling, so v6.6
+// lets CPU 2 (an idle core) balance where v5.7 lets CPU 1.
+TEST(Balance, V66BalancesFromAnIdleCoreBeforeAnIdleSmtSibling) {
+  for (const char* profile : {"v5.7", "v6.6"}) {
+    machine::Machine m = flat_machine(2, 4);
+    for (auto& c : m.cpus) c.core = c.id / 2;
+    KernelImpl k(m, config(profile));
+    BusyBody busy;
+    k.create_task({.name = "busy", .cpus = {0}}, &busy, 0);
+    k.run_until(ms(10));
+    ASSERT_FALSE(k.idle_cpu(0));
+    ASSERT_TRUE(k.idle_cpu(1) && k.idle_cpu(2) && k.idle_cpu(3));
+    lb_env env;
+    env.sd_idx = static_cast<int>(k.cpu_rq(1).sd.size()) - 1;
+    env.idle = CPU_IDLE;
+    ++k.lb_epoch_;
+    const bool v66 = std::string(profile) == "v6.6";
+    env.dst_cpu = 1;
+    EXPECT_EQ(k.should_we_balance(env), !v66) << profile;
+    env.dst_cpu = 2;
+    EXPECT_EQ(k.should_we_balance(env), v66) << profile;
+    // At the SMT level the first idle CPU balances, busy sibling or not.
+    env.sd_idx = 0;
+    env.dst_cpu = 1;
+    EXPECT_TRUE(k.should_we_balance(env)) << profile;
+  }
 }
 
 // group_classify with and without runnable_avg (fair-class.md §5.7): 5 tasks on 4 CPUs

@@ -155,19 +155,32 @@ void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
 }
 
 // should_we_balance (fair.c v5.7): only the first idle CPU of the local group, or its
-// first CPU when none is idle, balances this domain (newly idle CPUs always may).
+// first CPU when none is idle, balances this domain (newly idle CPUs always may). v6.6
+// (b1bfeab9b002, f8858d96061f): above the SMT level the first idle CPU of a wholly idle
+// core is preferred, then the first idle CPU with busy siblings.
 bool KernelImpl::should_we_balance(const lb_env& env) {
   if (!lb_cpu_allowed(env.dst_cpu)) return false;
   if (env.idle == CPU_NEWLY_IDLE) return true;
   const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
   const SchedGroup& sg = groups_[static_cast<size_t>(sd.groups.front())];
-  int balance_cpu = -1;
+  const bool prefer_idle_core =
+      prof_.version >= 606 && !(level_of(env.dst_cpu, env.sd_idx).flags & SD_SHARE_CPUCAPACITY);
+  auto core_idle = [&](int cpu) {
+    for (int sib : smt_siblings(cpu))
+      if (sib != cpu && !idle_cpu(sib)) return false;
+    return true;
+  };
+  int balance_cpu = -1, idle_smt = -1;
   for (int c : sg.cpus) {
     if (!lb_cpu_allowed(c) || !idle_cpu(c)) continue;
+    if (prefer_idle_core && !core_idle(c)) {
+      if (idle_smt == -1) idle_smt = c;
+      continue;
+    }
     balance_cpu = c;
     break;
   }
-  if (balance_cpu == -1) balance_cpu = sg.balance_cpu;
+  if (balance_cpu == -1) balance_cpu = idle_smt != -1 ? idle_smt : sg.balance_cpu;
   return balance_cpu == env.dst_cpu;
 }
 
