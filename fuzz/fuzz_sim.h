@@ -2,11 +2,13 @@
 // that only InputError is an expected outcome. Anything else (another exception, a crash, a
 // sanitizer report, kernel::CheckError from --check's invariants, a hang) is a finding.
 //
-// Bounds keep one input cheap: at most kSimNs of simulated time, kMaxSimThreads rt-app
-// threads, kMaxSimCpus CPUs for a parsed machine (larger machines are parsed, validated and
-// round-tripped, not simulated).
+// Bounds keep one input cheap: at most kSimNs of simulated time and about kMaxSimEvents
+// events (a set of 1 us timer periods reaches 290 000 events in 20 ms: 6 s under ASan with
+// --check), kMaxSimThreads rt-app threads, kMaxSimCpus CPUs for a parsed machine (larger
+// machines are parsed, validated and round-tripped, not simulated).
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -25,6 +27,8 @@ namespace schedtwin::fuzz {
 inline constexpr Time kSimNs = 20 * kNsPerMs;
 inline constexpr int kMaxSimThreads = 32;
 inline constexpr int kMaxSimCpus = 64;
+inline constexpr std::uint64_t kMaxSimEvents = 20'000;
+inline constexpr Time kSimChunkNs = 100 * kNsPerUs;  // the event bound is checked this often
 
 // A finding that is not a crash by itself (a broken round trip): report it and abort, so
 // that libFuzzer saves the input.
@@ -41,13 +45,17 @@ inline kernel::Config sim_config() {
   return c;
 }
 
-// Runs a parsed task set on m for at most kSimNs and formats its log rows; does nothing for
-// a set of more than kMaxSimThreads threads.
+// Runs a parsed task set on m for at most kSimNs (and about kMaxSimEvents) and formats its
+// log rows; does nothing for a set of more than kMaxSimThreads threads.
 inline void simulate_rtapp(const workload::rtapp::Config& cfg, const machine::Machine& m) {
   if (cfg.nr_threads > kMaxSimThreads || m.nr_cpus() > kMaxSimCpus) return;
   kernel::Kernel k(m, sim_config());
   workload::rtapp::Runner runner(cfg, k);
-  k.run_until(std::min(runner.end_time(), kSimNs));
+  const Time end = std::min(runner.end_time(), kSimNs);
+  for (Time t = 0; t < end && k.events() < kMaxSimEvents;) {
+    t = std::min(end, t + kSimChunkNs);
+    k.run_until(t);
+  }
   std::size_t bytes = runner.log_header().size();
   for (const auto& th : runner.results())
     for (const auto& row : th.rows) bytes += workload::rtapp::format_row(row).size();
