@@ -9,7 +9,8 @@
 namespace schedtwin::cli {
 
 void add_common_options(CLI::App& sub, CommonOptions& o) {
-  sub.add_option("--machine", o.machine, "Machine preset name or machine file (JSON)")->capture_default_str();
+  sub.add_option("--machine", o.machine, "Machine preset name or machine file (JSON)")
+      ->capture_default_str();
   sub.add_option("--kernel", o.kernel, "Kernel profile: v5.3, v5.4, ...")->capture_default_str();
   sub.add_option("--features", o.features,
                  "Feature list in the kernel's syntax, applied left to right on the profile "
@@ -23,27 +24,33 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
           },
           "UINT"))
       ->capture_default_str();
-  sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(CLI::Range(100, 1000));
+  sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")
+      ->check(CLI::Range(100, 1000));
   sub.add_option("--json", o.json_out, "Write all figures of the run as one JSON document to FILE");
   sub.add_flag("--lb-stats", o.lb_stats,
                "Print the load balancer's group classification counts (state x nr_running, as "
                "the runnable_avg series counted them) after the run; also in --json");
-  sub.add_option("--explain", o.explain,
-                 "Write the decision log: for each wakeup, fork and balance attempt, the candidates in "
-                 "the kernel's order, why each was taken or rejected, and the result (to stderr, or to "
-                 "FILE with --explain=FILE)")
+  sub.add_option(
+         "--explain", o.explain,
+         "Write the decision log: for each wakeup, fork and balance attempt, the candidates in "
+         "the kernel's order, why each was taken or rejected, and the result (to stderr, or to "
+         "FILE with --explain=FILE)")
       ->expected(0, 1)
       ->default_str("-");
-  sub.add_option("--explain-format", o.explain_format, "Format of --explain: text (one line per decision) or jsonl")
+  sub.add_option("--explain-format", o.explain_format,
+                 "Format of --explain: text (one line per decision) or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
-  sub.add_option("--explain-limit", o.explain_limit, "Most --explain records written; later ones are counted")
+  sub.add_option("--explain-limit", o.explain_limit,
+                 "Most --explain records written; later ones are counted")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000000}))
       ->capture_default_str();
-  sub.add_flag("--check", o.check,
-               "Verify the kernel model's invariants after every event (stops with a dump on a violation; "
-               "counts wasted-core episodes)");
-  sub.add_flag("--schedstat", o.schedstat, "Print /proc/schedstat (version 15) as it reads at the end of the run");
+  sub.add_flag(
+      "--check", o.check,
+      "Verify the kernel model's invariants after every event (stops with a dump on a violation; "
+      "counts wasted-core episodes)");
+  sub.add_flag("--schedstat", o.schedstat,
+               "Print /proc/schedstat (version 15) as it reads at the end of the run");
   sub.add_option(
       "--trace", o.trace_out,
       "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup_new, "

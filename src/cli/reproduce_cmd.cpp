@@ -140,36 +140,46 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
                              {5042, 8, u, u, u, u, u, u, u, u, 40}}};
   const CaseResult* sim[3] = {&no_idle, &base, &with};
   text += fmt::format(
-      "sched-idle fallback (Viresh Kumar, 2019; merged in v5.4): rt-app sched-idle.json on hikey, 5 s,\n"
+      "sched-idle fallback (Viresh Kumar, 2019; merged in v5.4): rt-app sched-idle.json on hikey, "
+      "5 s,\n"
       "wu_lat of the 8 cfs_thread instances, mean over seeds 1-{}.\n\n",
       runs);
-  text += fmt::format("{:<46} {:>7} {:>9} {:>9} {:>8}   {:>7} {:>9} {:>9} {:>8}\n", "case", "N", "max",
-                      "mean us", ">1ms %", "pub N", "pub max", "pub mean", "pub >1ms");
+  text += fmt::format("{:<46} {:>7} {:>9} {:>9} {:>8}   {:>7} {:>9} {:>9} {:>8}\n", "case", "N",
+                      "max", "mean us", ">1ms %", "pub N", "pub max", "pub mean", "pub >1ms");
   for (int i = 0; i < 3; ++i)
-    text += fmt::format("{:<46} {:>7.0f} {:>9.0f} {:>9.1f} {:>8.1f}   {:>7.0f} {:>9.0f} {:>9.1f} {:>8.1f}\n",
-                        pub[i].label, sim[i]->n, sim[i]->max, sim[i]->mean, sim[i]->over1ms_pct, pub[i].n,
-                        pub[i].max, pub[i].mean, pub[i].over1ms_pct);
+    text += fmt::format(
+        "{:<46} {:>7.0f} {:>9.0f} {:>9.1f} {:>8.1f}   {:>7.0f} {:>9.0f} {:>9.1f} {:>8.1f}\n",
+        pub[i].label, sim[i]->n, sim[i]->max, sim[i]->mean, sim[i]->over1ms_pct, pub[i].n,
+        pub[i].max, pub[i].mean, pub[i].over1ms_pct);
   double ratio = with.mean > 0 ? base.mean / with.mean : 0;
   text += "\ndirections (published in brackets):\n";
   text += fmt::format("  mean wu_lat falls with the change: {:.1f}x lower [10.9x]  {}\n", ratio,
                       verdict(ratio > 1.0));
-  text += fmt::format("  wakeups over 1 ms: {:.1f} % -> {:.1f} % [25.9 % -> 0.8 %]  {}\n", base.over1ms_pct,
-                      with.over1ms_pct, verdict(base.over1ms_pct > with.over1ms_pct));
-  text += fmt::format("  without SCHED_IDLE tasks the mean is close to the with-change case: {:.1f} vs {:.1f} us "
-                      "[104.4 vs 102.7]  {}\n",
-                      no_idle.mean, with.mean, verdict(no_idle.mean < 2 * with.mean && with.mean < 2 * no_idle.mean));
+  text +=
+      fmt::format("  wakeups over 1 ms: {:.1f} % -> {:.1f} % [25.9 % -> 0.8 %]  {}\n",
+                  base.over1ms_pct, with.over1ms_pct, verdict(base.over1ms_pct > with.over1ms_pct));
+  text += fmt::format(
+      "  without SCHED_IDLE tasks the mean is close to the with-change case: {:.1f} vs {:.1f} us "
+      "[104.4 vs 102.7]  {}\n",
+      no_idle.mean, with.mean,
+      verdict(no_idle.mean < 2 * with.mean && with.mean < 2 * no_idle.mean));
   text += fmt::format("  rows per thread with the change: {:.0f} [637 of ~643]  {}\n", with.n / 8,
                       verdict(std::abs(with.n / 8 - 643) <= 643 * 0.05));
   std::string cpus;
   for (int c : idle_cpus) cpus += (cpus.empty() ? "" : " ") + std::to_string(c);
-  text += fmt::format("  SCHED_IDLE threads placed at fork on CPUs {} (seed 1); load balancing moves them later\n",
-                      cpus);
+  text += fmt::format(
+      "  SCHED_IDLE threads placed at fork on CPUs {} (seed 1); load balancing moves them later\n",
+      cpus);
   nlohmann::json j;
   const char* keys[3] = {"no_sched_idle", "without_change", "with_change"};
   for (int i = 0; i < 3; ++i) {
-    j[keys[i]] = {{"n", sim[i]->n},           {"min", sim[i]->min},   {"max", sim[i]->max},
-                  {"mean_us", sim[i]->mean},  {"stddev", sim[i]->stddev},
-                  {"over_1ms_pct", sim[i]->over1ms_pct}, {"published_mean_us", pub[i].mean},
+    j[keys[i]] = {{"n", sim[i]->n},
+                  {"min", sim[i]->min},
+                  {"max", sim[i]->max},
+                  {"mean_us", sim[i]->mean},
+                  {"stddev", sim[i]->stddev},
+                  {"over_1ms_pct", sim[i]->over1ms_pct},
+                  {"published_mean_us", pub[i].mean},
                   {"published_over_1ms_pct", pub[i].over1ms_pct}};
     j[keys[i]]["label"] = pub[i].label;
     j[keys[i]]["published_n"] = pub[i].n;
@@ -201,12 +211,17 @@ void register_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
       "reproduce",
-      "Reproduce the published experiments of the four series and print the simulated table beside the\n"
+      "Reproduce the published experiments of the four series and print the simulated table beside "
+      "the\n"
       "published one, with the direction of each row marked. All four series are implemented.");
-  sub->add_option("series", o->series, "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
-      ->check(CLI::IsMember({"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
+  sub->add_option("series", o->series,
+                  "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
+      ->check(CLI::IsMember(
+          {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
       ->capture_default_str();
-  sub->add_option("--runs", o->runs, "Seeds 1..N per configuration")->check(CLI::Range(1, 100))->capture_default_str();
+  sub->add_option("--runs", o->runs, "Seeds 1..N per configuration")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
   sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
   sub->add_flag("--full", o->full, "The posted parameters");
   sub->add_option("--json", o->json_out, "Write the figures as JSON");
@@ -229,7 +244,8 @@ void register_reproduce_command(CLI::App& app) {
     std::map<std::string, std::string> series_text;
     nlohmann::json occupancy;
     nlohmann::json* occ = o->report_out.empty() ? nullptr : &occupancy;
-    for (const char* s : {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing"}) {
+    for (const char* s :
+         {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing"}) {
       if (o->series != "all" && o->series != s) continue;
       const std::size_t from = text.size();
       if (std::string(s) == "sched-idle-fallback") {
@@ -241,7 +257,8 @@ void register_reproduce_command(CLI::App& app) {
       } else if (std::string(s) == "runnable-avg") {
         j[s] = reproduce_runnable_avg(o->runs, o->full, text);
       } else {
-        text += fmt::format("\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
+        text += fmt::format(
+            "\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
         j[s] = nullptr;
       }
       series_text[s] = text.substr(from);

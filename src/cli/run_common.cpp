@@ -56,13 +56,14 @@ std::string lb_stats_text(const kernel::LbStats& s) {
       std::uint64_t by[3], sum = 0;
       for (int it = 0; it < 3; ++it) sum += by[it] = s.classified[it][type][nr];
       if (!sum) continue;
-      out += fmt::format("{:<13} {:>10} {:>10} {:>10} {:>10} {:>10}\n", kernel::group_type_name(type),
-                         nr == 4 ? "4+" : std::to_string(nr), sum, by[0], by[1], by[2]);
+      out +=
+          fmt::format("{:<13} {:>10} {:>10} {:>10} {:>10} {:>10}\n", kernel::group_type_name(type),
+                      nr == 4 ? "4+" : std::to_string(nr), sum, by[0], by[1], by[2]);
       total[0] += sum;
       for (int it = 0; it < 3; ++it) total[it + 1] += by[it];
     }
-  out += fmt::format("{:<13} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "total", "", total[0], total[1], total[2],
-                     total[3]);
+  out += fmt::format("{:<13} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "total", "", total[0], total[1],
+                     total[2], total[3]);
   out += fmt::format("tasks moved by load balancing: {} ({} by active balance)\n", s.migrations,
                      s.active_migrations);
   return out;
@@ -92,10 +93,13 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
   if (o.schedstat) text += "\n" + k.schedstat();
   if (o.check) {
     const kernel::CheckStats& c = k.check_stats();
-    text += fmt::format("\n--check: invariants held after {} events; {} wasted-core episodes (a CPU idle over 10 ms "
-                        "while a task it may run waited in its LLC), {:.3f} ms in all\n",
-                        c.checks, c.wasted_episodes, static_cast<double>(c.wasted_ns) / 1e6);
-    j["check"] = {{"checks", c.checks}, {"wasted_episodes", c.wasted_episodes},
+    text += fmt::format(
+        "\n--check: invariants held after {} events; {} wasted-core episodes (a CPU idle over 10 "
+        "ms "
+        "while a task it may run waited in its LLC), {:.3f} ms in all\n",
+        c.checks, c.wasted_episodes, static_cast<double>(c.wasted_ns) / 1e6);
+    j["check"] = {{"checks", c.checks},
+                  {"wasted_episodes", c.wasted_episodes},
                   {"wasted_ms", static_cast<double>(c.wasted_ns) / 1e6}};
   }
 }
@@ -122,7 +126,8 @@ void check_output_file(const std::string& path, std::string_view option) {
   if (!existed) fs::remove(tmp, ec);
 }
 
-void write_file_atomically(const std::string& path, const std::string& text, std::string_view option) {
+void write_file_atomically(const std::string& path, const std::string& text,
+                           std::string_view option) {
   check_output_file(path, option);
   const std::string tmp = path + ".tmp";
   {
@@ -233,13 +238,16 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
     out.impl_ = std::make_unique<TraceOutputs::Impl>();
     TraceOutputs::Impl& m = *out.impl_;
     m.k = &k;
-    auto format = o.explain_format == "jsonl" ? kernel::Explain::Format::Jsonl : kernel::Explain::Format::Text;
+    auto format = o.explain_format == "jsonl" ? kernel::Explain::Format::Jsonl
+                                              : kernel::Explain::Format::Text;
     std::ostream* os = &std::cerr;
     if (o.explain != "-") {
       check_output_file(o.explain, "--explain");
       m.explain_path = o.explain;
-      m.explain_file = std::make_unique<std::ofstream>(o.explain + ".tmp", std::ios::binary | std::ios::trunc);
-      if (!*m.explain_file) throw InputError(fmt::format("--explain {}: cannot create file", o.explain));
+      m.explain_file =
+          std::make_unique<std::ofstream>(o.explain + ".tmp", std::ios::binary | std::ios::trunc);
+      if (!*m.explain_file)
+        throw InputError(fmt::format("--explain {}: cannot create file", o.explain));
       os = m.explain_file.get();
     }
     m.explain = std::make_unique<kernel::Explain>(*os, format, o.explain_limit);
@@ -295,7 +303,9 @@ void TraceOutputs::finish() {
   m.k = nullptr;
   if (m.explain) {
     if (m.explain->dropped())
-      fmt::print(stderr, "schedtwin: note: --explain wrote {} records; {} later ones were not written (--explain-limit)\n",
+      fmt::print(stderr,
+                 "schedtwin: note: --explain wrote {} records; {} later ones were not written "
+                 "(--explain-limit)\n",
                  m.explain->written(), m.explain->dropped());
     if (m.explain_file) {
       m.explain_file->flush();
