@@ -103,6 +103,26 @@ TEST(MessagingCli, RunsOnAPresetAndWritesJson) {
   std::filesystem::remove(json);
 }
 
+// "--json -": the document alone on stdout (for a pipe into jq), perf's lines on stderr, and
+// no file named "-".
+TEST(MessagingCli, JsonDashPrintsTheDocumentOnStdoutAndTheTextOnStderr) {
+  if (!have_preset("hikey")) GTEST_SKIP() << "hikey preset not available";
+  const std::filesystem::path dir = temp_path("json-dash");
+  std::filesystem::create_directories(dir);
+  const std::string args = "messaging -g 1 -l 10 --machine hikey --json - --check";
+  Result out = run_bin(args, false, dir.string());
+  ASSERT_EQ(out.rc, 0);
+  const nlohmann::json j = nlohmann::json::parse(out.out);  // throws on any text beside it
+  EXPECT_EQ(j["command"], "messaging");
+  EXPECT_EQ(j["messages"], 1 * 20 * 20 * 10);
+  Result err = run_bin(args, true, dir.string());
+  ASSERT_EQ(err.rc, 0);
+  EXPECT_NE(err.out.find("     Total time: "), std::string::npos) << err.out;
+  EXPECT_EQ(err.out.find("\"messages\""), std::string::npos) << err.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "-"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(MessagingCli, SameSeedSameOutput) {
   if (!have_preset("hikey")) GTEST_SKIP() << "hikey preset not available";
   for (const char* args : {"messaging -g 2 -l 20 --machine hikey --seed 3",

@@ -14,12 +14,13 @@ struct CliResult {
   std::string out;  // its stdout, or its stderr with want_stderr
 };
 
-// Runs SCHEDTWIN_BIN with `args` through the shell. Returns stdout (stderr discarded), or
-// stderr (stdout discarded) when want_stderr is set.
-inline CliResult run_bin(const std::string& args, bool want_stderr = false) {
+// Runs SCHEDTWIN_BIN with `args` through the shell, in directory `cwd` if given. Returns
+// stdout (stderr discarded), or stderr (stdout discarded) when want_stderr is set.
+inline CliResult run_bin(const std::string& args, bool want_stderr = false,
+                         const std::string& cwd = "") {
   CliResult r;
-  std::string cmd =
-      std::string(SCHEDTWIN_BIN) + " " + args + (want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
+  std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(SCHEDTWIN_BIN) + " " +
+                    args + (want_stderr ? " 2>&1 >/dev/null" : " 2>/dev/null");
   FILE* f = popen(cmd.c_str(), "r");
   if (!f) return r;
   char buf[4096];

@@ -26,7 +26,9 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
       ->capture_default_str();
   sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")
       ->check(CLI::Range(100, 1000));
-  sub.add_option("--json", o.json_out, "Write all figures of the run as one JSON document to FILE");
+  sub.add_option("--json", o.json_out,
+                 "Write all figures of the run as one JSON document to FILE (\"-\": to stdout, "
+                 "and the text report to stderr)");
   sub.add_flag("--lb-stats", o.lb_stats,
                "Print the load balancer's group classification counts (state x nr_running, as "
                "the runnable_avg series counted them) after the run; also in --json");

@@ -598,7 +598,7 @@ void register_compare_command(CLI::App& app) {
   sub->add_option(
       "--json", *json_out,
       "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "
-      "diff_pct, ci95_pct and the common keys");
+      "diff_pct, ci95_pct and the common keys (\"-\": to stdout, and the table to stderr)");
   sub->add_option(
       "--logdir", o->logdir,
       "rt-app: write each run's logs to DIR/base/seed-N/ and DIR/with/seed-N/ (without it, "
@@ -606,9 +606,9 @@ void register_compare_command(CLI::App& app) {
   // Not ->required(): run_compare's message says what is missing better than "args is required".
   sub->add_option("args", o->args, "-- SUBCOMMAND ARGS...");
   sub->callback([o, json_out] {
+    if (!json_out->empty()) check_json_output(*json_out);
     CompareOutcome out = run_compare(*o);
-    if (!json_out->empty()) write_file_atomically(*json_out, out.json.dump(2) + "\n");
-    std::cout << out.text << std::flush;
+    emit_report(out.text, out.json, *json_out);
   });
 }
 

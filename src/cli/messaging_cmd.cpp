@@ -53,8 +53,7 @@ void check_size(const workload::MessagingParams& p, const char* groups_opt, cons
 }
 
 void emit(const CommonOptions& common, const MessagingOutcome& out) {
-  if (!common.json_out.empty()) write_file_atomically(common.json_out, out.json.dump(2) + "\n");
-  std::cout << out.text << std::flush;
+  emit_report(out.text, out.json, common.json_out);
 }
 
 }  // namespace

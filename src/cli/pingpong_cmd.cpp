@@ -30,8 +30,7 @@ nlohmann::json stats_json(const workload::ChannelStats& s) {
 }
 
 void emit(const CommonOptions& common, const PingpongOutcome& out) {
-  if (!common.json_out.empty()) write_file_atomically(common.json_out, out.json.dump(2) + "\n");
-  std::cout << out.text << std::flush;
+  emit_report(out.text, out.json, common.json_out);
 }
 
 }  // namespace

@@ -224,14 +224,15 @@ void register_reproduce_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
   sub->add_flag("--full", o->full, "The posted parameters");
-  sub->add_option("--json", o->json_out, "Write the figures as JSON");
+  sub->add_option("--json", o->json_out,
+                  "Write the figures as JSON to FILE (\"-\": to stdout, and the tables to stderr)");
   sub->add_option(
       "--report", o->report_out,
       "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
       "simulated figures beside the published ones, and per-CPU occupancy of one run");
   sub->callback([o] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
-    if (!o->json_out.empty()) check_output_file(o->json_out, "--json");
+    if (!o->json_out.empty()) check_json_output(o->json_out);
     if (!o->report_out.empty()) {
       if (o->report_out == o->json_out)
         throw UsageError(fmt::format("--json {} and --report {}: expected two different files",
@@ -263,8 +264,7 @@ void register_reproduce_command(CLI::App& app) {
       }
       series_text[s] = text.substr(from);
     }
-    std::cout << text;
-    if (!o->json_out.empty()) write_file_atomically(o->json_out, j.dump(2) + "\n");
+    emit_report(text, j, o->json_out);
     if (!o->report_out.empty()) {
       report::ReproduceReport r;
       r.command = fmt::format("schedtwin reproduce {} --runs {}{}", o->series, o->runs,

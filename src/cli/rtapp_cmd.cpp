@@ -229,9 +229,7 @@ void register_rtapp_command(CLI::App& app) {
     }
     // Only the summary and JSON are printed: no need to keep every sample.
     RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create, false);
-    std::cout << out.summary;
-    if (!o->common.json_out.empty())
-      write_file_atomically(o->common.json_out, out.json.dump(2) + "\n");
+    emit_report(out.summary, out.json, o->common.json_out);
   });
 }
 

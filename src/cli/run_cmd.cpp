@@ -312,9 +312,7 @@ void register_run_command(CLI::App& app) {
     ov.seed = sub->get_option("--seed")->count() > 0;
     ScenarioOutcome out =
         run_scenario(workload::read_relaxed_json_file(o->scenario), o->scenario, o->common, ov);
-    std::cout << out.text;
-    if (!o->common.json_out.empty())
-      write_file_atomically(o->common.json_out, out.json.dump(2) + "\n");
+    emit_report(out.text, out.json, o->common.json_out);
   });
 }
 

@@ -19,7 +19,7 @@ namespace schedtwin::cli {
 
 Scenario make_scenario(const CommonOptions& o) {
   // Before any simulation: a run must not end in "cannot write" after its work is done.
-  if (!o.json_out.empty()) check_output_file(o.json_out, "--json");
+  if (!o.json_out.empty()) check_json_output(o.json_out);
   Scenario s;
   s.machine = machine::load_machine(o.machine, "--machine");
   s.config.profile = kernel::make_profile(o.kernel);
@@ -124,6 +124,21 @@ void check_output_file(const std::string& path, std::string_view option) {
                                    dir.string(), std::strerror(errno)));
   }
   if (!existed) fs::remove(tmp, ec);
+}
+
+void check_json_output(const std::string& path, std::string_view option) {
+  if (path != kJsonToStdout) check_output_file(path, option);
+}
+
+void emit_report(const std::string& text, const nlohmann::json& doc, const std::string& json_path,
+                 std::string_view option) {
+  if (json_path == kJsonToStdout) {
+    std::cerr << text << std::flush;
+    std::cout << doc.dump(2) << "\n" << std::flush;
+    return;
+  }
+  if (!json_path.empty()) write_file_atomically(json_path, doc.dump(2) + "\n", option);
+  std::cout << text << std::flush;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text,

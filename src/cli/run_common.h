@@ -40,6 +40,19 @@ std::string lb_stats_text(const kernel::LbStats& s);
 // nothing behind.
 void check_output_file(const std::string& path, std::string_view option);
 
+// --json's path "-": the JSON document goes to standard output and the text report to
+// standard error, so that `schedtwin ... --json - | jq` reads one document.
+inline constexpr std::string_view kJsonToStdout = "-";
+
+// check_output_file for a --json path; "-" (kJsonToStdout) is always valid.
+void check_json_output(const std::string& path, std::string_view option = "--json");
+
+// The end of every command: prints its text report on stdout and writes its JSON document to
+// json_path (nothing without a path), or with json_path "-" the document on stdout and the
+// text on stderr. Errors name `option`.
+void emit_report(const std::string& text, const nlohmann::json& doc, const std::string& json_path,
+                 std::string_view option = "--json");
+
 // Writes text to path through a temporary file and a rename (nothing half-written); errors
 // name the option that gave the path ("--json", "--out").
 void write_file_atomically(const std::string& path, const std::string& text,

@@ -167,9 +167,7 @@ void register_schbench_command(CLI::App& app) {
                  "message thread spins {} usec\n",
                  a->message_cputime, p.message_cputime_us);
     const SchbenchOutcome out = run_schbench_command(a->common, p);
-    if (!a->common.json_out.empty())
-      write_file_atomically(a->common.json_out, out.json.dump(2) + "\n");
-    std::cout << out.text << std::flush;
+    emit_report(out.text, out.json, a->common.json_out);
   });
 }
 

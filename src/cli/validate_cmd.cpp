@@ -278,9 +278,9 @@ void run_validate(const Opts& opts) {
     uname(&u);
     o.kernel = validate::profile_for_kernel_release(u.release);
   }
-  for (const std::string* p : {&o.out, &o.json_out, &o.save_machine})
-    if (!p->empty())
-      check_output_file(*p, p == &o.out ? "--out" : p == &o.json_out ? "--json" : "--save-machine");
+  if (!o.out.empty()) check_output_file(o.out, "--out");
+  if (!o.json_out.empty()) check_json_output(o.json_out);
+  if (!o.save_machine.empty()) check_output_file(o.save_machine, "--save-machine");
   if (!o.workdir.empty() && !fs::is_directory(o.workdir))
     throw InputError(fmt::format("--workdir {}: not a directory", o.workdir));
   if (!o.machine.empty()) machine::load_machine(o.machine, "--machine");  // fail before running
@@ -421,10 +421,10 @@ void run_validate(const Opts& opts) {
                   "sim/real {}, messaging times and growth {}",
                   validate::kWakeupLatencyTolerance.text, validate::kMessagingTolerance.text)};
   const std::string card = validate::format_scorecard(header, rows);
-  std::cout << card << std::flush;
   if (!o.out.empty()) write_file_atomically(o.out, card, "--out");
+  nlohmann::json j;
   if (!o.json_out.empty()) {
-    nlohmann::json j = validate::scorecard_json(rows);
+    j = validate::scorecard_json(rows);
     j["schema_version"] = 1;
     j["command"] = "validate";
     j["machine"] = o.machine.empty() ? std::string("host (calibrated)") : o.machine;
@@ -436,8 +436,8 @@ void run_validate(const Opts& opts) {
     j["hackbench_loops"] = o.hackbench_loops;
     j["instances"] = instances;
     j["load_average_before"] = load_before;
-    write_file_atomically(o.json_out, j.dump(2) + "\n", "--json");
   }
+  emit_report(card, j, o.json_out);
 }
 
 }  // namespace
@@ -475,7 +475,9 @@ void register_validate_command(CLI::App& app) {
                 "Smallest scale, for tests: 1 repeat, 1 s rt-app runs, -l 20, quick calibration "
                 "(options given explicitly still apply)");
   sub->add_option("--out", o->out, "Also write the scorecard to FILE");
-  sub->add_option("--json", o->json_out, "Write the scorecard's figures as JSON to FILE");
+  sub->add_option("--json", o->json_out,
+                  "Write the scorecard's figures as JSON to FILE (\"-\": to stdout, and the "
+                  "scorecard to stderr)");
   sub->add_option("--save-machine", o->save_machine,
                   "Keep the machine file calibrated by this run as FILE");
   sub->add_option("--workdir", o->workdir,
