@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -633,9 +635,17 @@ std::vector<Case> cases() {
        1,
        "--json nodir/out.json: directory nodir does not exist"},
       // ---- command lines ----
-      {"NoSubcommand", {}, "", 2, "A subcommand is required"},
-      // CLI11 reports the missing subcommand, not the unknown word (cli.cpp's require_subcommand).
-      {"UnknownSubcommand", {}, "frobnicate", 2, "A subcommand is required"},
+      // No arguments at all print the help (CliUsage.NoArgumentsPrintTheHelpAndExitTwo).
+      {"UnknownSubcommand",
+       {},
+       "frobnicate",
+       2,
+       "unknown subcommand 'frobnicate' (expected one of: machine, rt-app, messaging"},
+      {"UnknownMachineSubcommand",
+       {},
+       "machine frob",
+       2,
+       "machine: unknown subcommand 'frob' (expected one of: list, show"},
       {"UnknownOption",
        {{"t.json", kGood}},
        rtapp(" --bogus"),
@@ -653,7 +663,11 @@ std::vector<Case> cases() {
        "rt-app t.json --logdir logs --machine",
        2,
        "--machine"},
-      {"MachineWithoutSubcommand", {}, "machine", 2, "A subcommand is required"},
+      {"MachineWithoutSubcommand",
+       {},
+       "machine",
+       2,
+       "machine: a subcommand is required (one of: list, show"},
   };
   return c;
 }
@@ -713,6 +727,14 @@ TEST_P(CliBadInput, AnswersWithOneLineAndLeavesNothingBehind) {
     std::error_code ec;
     fs::remove(base.parent_path(), ec);  // the process's directory, once empty
   }
+}
+
+// No arguments: the help (its usage line and the subcommands) on stderr, exit status 2.
+TEST(CliUsage, NoArgumentsPrintTheHelpAndExitTwo) {
+  const std::string err = schedtwin::testutil::run_bin("", true).out;
+  EXPECT_NE(err.find("Usage: schedtwin [OPTIONS] SUBCOMMAND"), std::string::npos) << err;
+  EXPECT_NE(err.find("messaging"), std::string::npos) << err;
+  EXPECT_EQ(schedtwin::testutil::run_bin("").rc, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CliBadInput, ::testing::ValuesIn(cases()),

@@ -3,6 +3,9 @@
 #include <fmt/core.h>
 
 #include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/error.h"
 
@@ -63,8 +66,48 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
                  "/sys/kernel/tracing/trace; at most 1 M events)");
 }
 
+namespace {
+
+std::vector<CLI::App*> subcommands_of(CLI::App& a) {
+  return a.get_subcommands([](CLI::App*) { return true; });
+}
+
+std::string names_of(const std::vector<CLI::App*>& subs) {
+  std::string out;
+  for (const CLI::App* s : subs) out += (out.empty() ? "" : ", ") + s->get_name();
+  return out;
+}
+
+// CLI11 answers both `schedtwin frobnicate` and `schedtwin machine` with "A subcommand is
+// required". Walks the leading words of argv through the subcommand tree and returns the
+// error line it should have been (naming the word and the choices), or "" where CLI11's own
+// answer stands (an option comes first, or the words lead to a subcommand that needs none).
+std::string subcommand_error(CLI::App& app, int argc, char** argv) {
+  CLI::App* at = &app;
+  std::string path = "schedtwin:";
+  for (int i = 1; i <= argc; ++i) {
+    const std::vector<CLI::App*> subs = subcommands_of(*at);
+    if (subs.empty()) return "";
+    if (i == argc)
+      return fmt::format("{} a subcommand is required (one of: {})", path, names_of(subs));
+    if (argv[i][0] == '-') return "";  // --help, --version, or CLI11's own error
+    CLI::App* next = nullptr;
+    for (CLI::App* s : subs)
+      if (s->check_name(argv[i])) next = s;
+    if (!next)
+      return fmt::format("{} unknown subcommand '{}' (expected one of: {})", path, argv[i],
+                         names_of(subs));
+    at = next;
+    path += " " + next->get_name() + ":";
+  }
+  return "";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"schedtwin: a deterministic simulator of the Linux fair-class CPU scheduler"};
+  app.name("schedtwin");
   app.require_subcommand(1);
   app.set_version_flag("--version", "schedtwin 0.1.0");
   register_machine_commands(app);
@@ -78,6 +121,14 @@ int main(int argc, char** argv) {
   register_compare_command(app);
   register_calibrate_command(app);
   register_validate_command(app);
+  if (argc <= 1) {  // as perf and git do: what there is to run, rather than an error line
+    fmt::print(stderr, "{}", app.help());
+    return 2;
+  }
+  if (const std::string why = subcommand_error(app, argc, argv); !why.empty()) {
+    fmt::print(stderr, "{}\n", why);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
