@@ -500,6 +500,15 @@ std::vector<Case> cases() {
        "run s.json",
        1,
        "s.json:2:17: schbench arguments: -m 1000 x -t 1000: 1001001 threads"},
+      // A run's option among a workload's arguments used to be parsed and dropped.
+      {"ScenarioWorkloadGivesTheKernel",
+       {{"s.json",
+         "{\"duration_s\": 1,\n \"workloads\": [{\"pingpong\": [\"--threads\", \"2\", "
+         "\"--kernel\", \"v5.3\"]}]}"}},
+       "run s.json --json out.json",
+       1,
+       "s.json:2:17: pingpong arguments: --kernel is an option of the whole run, not of one "
+       "workload"},
       // ---- sysfs snapshots ----
       {"SysfsMissingFile",
        {},
@@ -634,6 +643,16 @@ std::vector<Case> cases() {
        "reproduce sched-idle-fallback --runs 1 --json nodir/out.json",
        1,
        "--json nodir/out.json: directory nodir does not exist"},
+      {"FtraceToStandardOutput",
+       {},
+       "messaging -g 1 -l 10 --ftrace -",
+       2,
+       "--ftrace -: expected a file name (only --json writes to standard output)"},
+      {"CalibrateOutToStandardOutput",
+       {},
+       "calibrate --quick --out -",
+       2,
+       "--out -: expected a file name"},
       // ---- command lines ----
       // No arguments at all print the help (CliUsage.NoArgumentsPrintTheHelpAndExitTwo).
       {"UnknownSubcommand",

@@ -105,6 +105,17 @@ std::string subcommand_error(CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
+std::vector<std::string> common_option_names() {
+  CLI::App probe;
+  CommonOptions defaults;
+  add_common_options(probe, defaults);
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : probe.get_options())
+    if (opt != probe.get_help_ptr() && opt != probe.get_help_all_ptr())
+      names.push_back(opt->get_name());
+  return names;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"schedtwin: a deterministic simulator of the Linux fair-class CPU scheduler"};
   app.name("schedtwin");

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace schedtwin::cli {
 
@@ -15,22 +16,24 @@ struct CommonOptions {
   std::string kernel = "v5.4";    // profile
   std::string features;           // kernel-syntax feature list
   std::uint64_t seed = 1;
-  int hz = 0;                     // 0: the machine's build
-  std::string json_out;           // --json FILE
-  double duration_s = 0;          // subcommands with a --duration option; 0: the workload's own
-  bool lb_stats = false;          // --lb-stats: group classification table
-  bool schedstat = false;         // --schedstat: /proc/schedstat at the end of the run
-  std::string explain;            // --explain[=FILE]: "" off, "-" stderr
-  std::string explain_format = "text";  // text | jsonl
-  std::uint64_t explain_limit = 100000; // records at most
-  bool check = false;             // --check: kernel-model invariants after every event
-  std::string trace_out;          // --trace FILE: Perfetto protobuf trace of the run
-  std::string ftrace_out;         // --ftrace FILE: the same events as ftrace text
+  int hz = 0;              // 0: the machine's build
+  std::string json_out;    // --json FILE
+  double duration_s = 0;   // subcommands with a --duration option; 0: the workload's own
+  bool lb_stats = false;   // --lb-stats: group classification table
+  bool schedstat = false;  // --schedstat: /proc/schedstat at the end of the run
+  std::string explain;     // --explain[=FILE]: "" off, "-" stderr
+  std::string explain_format = "text";   // text | jsonl
+  std::uint64_t explain_limit = 100000;  // records at most
+  bool check = false;                    // --check: kernel-model invariants after every event
+  std::string trace_out;                 // --trace FILE: Perfetto protobuf trace of the run
+  std::string ftrace_out;                // --ftrace FILE: the same events as ftrace text
   // Not a command-line option: > 0 records per-CPU occupancy in bins of this many ns
   // (metrics/occupancy.h) for `reproduce --report`; see TraceOutputs::take_occupancy.
   std::int64_t occupancy_bin_ns = 0;
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
+// The long names add_common_options defines ("--machine", "--kernel", ...), in its order.
+std::vector<std::string> common_option_names();
 
 // Each subcommand lives in its own file and registers itself here.
 void register_machine_commands(CLI::App& app);

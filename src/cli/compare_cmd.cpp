@@ -208,15 +208,9 @@ std::string supported_list() {
 // Of the common set only --machine and --hz are allowed: they are the same for both
 // configurations. Any option added to the common set later is refused until compare handles it.
 void reject_owned_options(const CLI::App& sub, const std::string& name) {
-  CLI::App probe;
-  CommonOptions defaults;
-  add_common_options(probe, defaults);
   std::vector<std::string> owned;
-  for (const CLI::Option* opt : probe.get_options()) {
-    if (opt == probe.get_help_ptr() || opt == probe.get_help_all_ptr()) continue;
-    const std::string n = opt->get_name();
+  for (const std::string& n : common_option_names())
     if (n != "--machine" && n != "--hz") owned.push_back(n);
-  }
   owned.push_back("--logdir");
   for (const std::string& n : owned) {
     const CLI::Option* given = sub.get_option_no_throw(n);

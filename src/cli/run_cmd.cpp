@@ -69,6 +69,14 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
   } catch (const CLI::ParseError& e) {
     bad(file, arr, fmt::format("{} arguments: {}", kind, e.what()));
   }
+  // The subcommand's parser knows the common options, but in a scenario they are the whole
+  // run's: taken here, they would be dropped without a word.
+  for (const std::string& n : common_option_names())
+    if (app.count(n) > 0)
+      bad(file, arr,
+          fmt::format("{} arguments: {} is an option of the whole run, not of one workload: "
+                      "set it in the scenario file or give it to `schedtwin run`",
+                      kind, n));
 }
 
 // The limits a subcommand checks after parsing its options (UsageError on its command line)

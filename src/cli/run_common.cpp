@@ -106,6 +106,9 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
 
 void check_output_file(const std::string& path, std::string_view option) {
   namespace fs = std::filesystem;
+  if (path == "-")  // not a file named "-", which nobody means
+    throw UsageError(
+        fmt::format("{} -: expected a file name (only --json writes to standard output)", option));
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw InputError(fmt::format("{} {}: is a directory; expected a file name", option, path));

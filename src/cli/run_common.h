@@ -34,9 +34,9 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
 // balance types summed), then the count per balance type.
 std::string lb_stats_text(const kernel::LbStats& s);
 
-// InputError naming `option` unless a file can be created at `path`: it is not a directory,
-// its directory exists, and a file can be created there (probed with path + ".tmp", removed
-// again). Subcommands call it before simulating, so that a bad path costs no work and leaves
+// UsageError for the path "-"; InputError naming `option` unless a file can be created at
+// `path`: it is not a directory, its directory exists, and a file can be created there
+// (probed with path + ".tmp", removed again). Subcommands call it before simulating, so that a bad path costs no work and leaves
 // nothing behind.
 void check_output_file(const std::string& path, std::string_view option);
 
