@@ -219,7 +219,9 @@ void register_reproduce_command(CLI::App& app) {
       ->check(CLI::IsMember(
           {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
       ->capture_default_str();
-  sub->add_option("--runs", o->runs, "Seeds 1..N per configuration")
+  sub->add_option("--runs", o->runs,
+                  "Seeds 1..N per configuration (at quick scale latency-nice and "
+                  "sched-idle-balancing use at most 3)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
@@ -264,6 +266,8 @@ void register_reproduce_command(CLI::App& app) {
       }
       series_text[s] = text.substr(from);
     }
+    // Each series opens with a blank line that separates it from the one before.
+    if (!text.empty() && text.front() == '\n') text.erase(0, 1);
     emit_report(text, j, o->json_out);
     if (!o->report_out.empty()) {
       report::ReproduceReport r;
