@@ -7,7 +7,8 @@
 //     no path is opened;
 //   - at most kMaxWorkloads workloads; no pingpong beside a schbench (run_scenario runs on
 //     until schbench's once-a-second check ends it, and pingpong keeps going meanwhile, about
-//     a million events a second);
+//     a million events a second), and a messaging or hackbench beside one without a loops
+//     option gets "-l 9" (its default of 100 loops ran the whole second);
 //   - in workload arguments every number collapses to its first digit ("24" -> "2",
 //     "--threads=100" -> "--threads=1", "0x40" -> "0", "1e9" -> "1"), so schbench, messaging
 //     and pingpong create a few hundred tasks at most.
@@ -58,6 +59,25 @@ bool allowed_machine(const std::string& name) {
   return false;
 }
 
+// Beside a schbench a messaging or hackbench run keeps going for schbench's whole second: one
+// left at its default of 100 loops took 7 s under ASan. Without a loops option it gets
+// "-l 9", the most a collapsed number allows.
+void bound_default_loops(JNode& args) {
+  for (const JNode& a : args.items)
+    if (a.kind == JNode::Kind::String &&
+        (a.s.rfind("-l", 0) == 0 || a.s.rfind("--nr_loops", 0) == 0 ||
+         a.s.rfind("--loops", 0) == 0))
+      return;
+  for (const char* s : {"-l", "9"}) {
+    JNode x;
+    x.kind = JNode::Kind::String;
+    x.s = s;
+    x.line = args.line;
+    x.col = args.col;
+    args.items.push_back(x);
+  }
+}
+
 // Bounds root in place; returns whether the run may afford --check.
 bool bound(JNode& root) {
   if (root.kind != JNode::Kind::Object) return true;
@@ -82,11 +102,16 @@ bool bound(JNode& root) {
           for (JNode& a : args.items)
             if (a.kind == JNode::Kind::String) a.s = collapse_numbers(a.s);
         }
-      if (schbench)
+      if (schbench) {
         std::erase_if(v.items, [](const JNode& w) {
           return std::any_of(w.members.begin(), w.members.end(),
                              [](const auto& m) { return m.first == "pingpong"; });
         });
+        for (JNode& w : v.items)
+          for (auto& [wk, args] : w.members)
+            if ((wk == "messaging" || wk == "hackbench") && args.kind == JNode::Kind::Array)
+              bound_default_loops(args);
+      }
     }
   }
   const bool check = small_machine && !schbench;
