@@ -60,12 +60,12 @@ TEST(Readme, CheapExamplesPrintWhatTheReadmeShows) {
   const std::vector<Example> examples = readme_examples();
   ASSERT_GE(examples.size(), 5u) << "README.md examples not found";
   const std::string logs = schedtwin::testutil::temp_path("readme", "logs");
+  std::filesystem::create_directories(logs);
   for (Example e : examples) {
     SCOPED_TRACE("README.md:" + std::to_string(e.line) + ": " + e.command);
     // The rt-app example writes its logs to /tmp/logs; this test writes them elsewhere.
     for (std::size_t p; (p = e.command.find("/tmp/logs")) != std::string::npos;)
       e.command.replace(p, 9, logs);
-    std::filesystem::create_directories(logs);
     const schedtwin::testutil::CliResult r =
         schedtwin::testutil::run_bin(e.command, false, SCHEDTWIN_SOURCE_DIR);
     EXPECT_EQ(r.rc, 0);

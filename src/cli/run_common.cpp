@@ -94,9 +94,8 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
   if (o.check) {
     const kernel::CheckStats& c = k.check_stats();
     text += fmt::format(
-        "\n--check: invariants held after {} events; {} wasted-core episodes (a CPU idle over 10 "
-        "ms "
-        "while a task it may run waited in its LLC), {:.3f} ms in all\n",
+        "\n--check: invariants held after {} events; {} wasted-core episodes (a CPU idle over "
+        "10 ms while a task it may run waited in its LLC), {:.3f} ms in all\n",
         c.checks, c.wasted_episodes, static_cast<double>(c.wasted_ns) / 1e6);
     j["check"] = {{"checks", c.checks},
                   {"wasted_episodes", c.wasted_episodes},
