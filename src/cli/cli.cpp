@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
   register_compare_command(app);
   register_calibrate_command(app);
   register_validate_command(app);
+  register_features_command(app);
   if (argc <= 1) {  // as perf and git do: what there is to run, rather than an error line
     fmt::print(stderr, "{}", app.help());
     return 2;

@@ -47,5 +47,6 @@ void register_reproduce_command(CLI::App& app);
 void register_compare_command(CLI::App& app);
 void register_calibrate_command(CLI::App& app);  // calibrate_cmd.cpp
 void register_validate_command(CLI::App& app);   // validate_cmd.cpp
+void register_features_command(CLI::App& app);   // features_cmd.cpp
 
 }  // namespace schedtwin::cli

@@ -16,24 +16,6 @@ constexpr std::array<const char*, kNumFeatures> kNames = {
 #undef SCHEDTWIN_NAME
 };
 
-struct Series {
-  const char* name;
-  std::vector<Feature> flags;
-};
-
-// DESIGN.md §1: each series name is an alias for its flags.
-const std::vector<Series>& series_aliases() {
-  static const std::vector<Series> s = {
-      {"sched-idle-fallback", {Feature::SIS_SCHED_IDLE_FALLBACK}},
-      {"latency-nice", {Feature::LATENCY_NICE_SIS, Feature::SIS_ROTATE, Feature::SIS_SMT_FIRST}},
-      {"runnable-avg", {Feature::RUNNABLE_AVG_CLASSIFY}},
-      {"sched-idle-balancing",
-       {Feature::SIB_OVERLOAD_MASK, Feature::SIB_BALANCE, Feature::SIB_LAST_NONIDLE,
-        Feature::SIB_SIS_FILTER, Feature::SIB_IDLE_TASK_SPREAD}},
-  };
-  return s;
-}
-
 bool lookup(std::string_view name, Feature& out) {
   for (int i = 0; i < kNumFeatures; ++i)
     if (name == kNames[i]) {
@@ -64,6 +46,30 @@ void for_each_item(std::string_view list, F&& f) {
 
 const char* feature_name(Feature f) { return kNames[static_cast<int>(f)]; }
 
+// DESIGN.md §1: each series name is an alias for its flags.
+const std::vector<SeriesAlias>& series_aliases() {
+  static const std::vector<SeriesAlias> s = {
+      {"sched-idle-fallback", {Feature::SIS_SCHED_IDLE_FALLBACK}},
+      {"latency-nice", {Feature::LATENCY_NICE_SIS, Feature::SIS_ROTATE, Feature::SIS_SMT_FIRST}},
+      {"runnable-avg", {Feature::RUNNABLE_AVG_CLASSIFY}},
+      {"sched-idle-balancing",
+       {Feature::SIB_OVERLOAD_MASK, Feature::SIB_BALANCE, Feature::SIB_LAST_NONIDLE,
+        Feature::SIB_SIS_FILTER, Feature::SIB_IDLE_TASK_SPREAD}},
+  };
+  return s;
+}
+
+std::string sched_features_line(const FeatureSet& set) {
+  std::string s;
+  for (int i = 0; i < kNumFeatures; ++i) {
+    if (!set.has(static_cast<Feature>(i))) s += "NO_";
+    s += kNames[i];
+    s += ' ';
+  }
+  s += '\n';
+  return s;
+}
+
 std::vector<std::string> FeatureSet::names() const {
   std::vector<std::string> out;
   for (int i = 0; i < kNumFeatures; ++i)
@@ -87,13 +93,20 @@ std::vector<std::string> profile_names() {
 Profile make_profile(std::string_view name) {
   Profile p;
   p.name = std::string(name);
-  if (name == "v5.3") p.version = 503;
-  else if (name == "v5.4") p.version = 504;
-  else if (name == "v5.6") p.version = 506;
-  else if (name == "v5.7") p.version = 507;
-  else if (name == "v5.17") p.version = 517;
-  else if (name == "v6.0") p.version = 600;
-  else if (name == "v6.6") p.version = 606;
+  if (name == "v5.3")
+    p.version = 503;
+  else if (name == "v5.4")
+    p.version = 504;
+  else if (name == "v5.6")
+    p.version = 506;
+  else if (name == "v5.7")
+    p.version = 507;
+  else if (name == "v5.17")
+    p.version = 517;
+  else if (name == "v6.0")
+    p.version = 600;
+  else if (name == "v6.6")
+    p.version = 606;
   else {
     std::string known;
     for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
@@ -121,7 +134,8 @@ Profile make_profile(std::string_view name) {
     for (Feature x : {Feature::GENTLE_FAIR_SLEEPERS, Feature::START_DEBIT, Feature::LAST_BUDDY})
       f.set(x, false);
   }
-  // busy_factor 32 -> 16 and imbalance_pct 125 -> 117 landed between v5.7 and v5.10 (fair-class.md §5.1).
+  // busy_factor 32 -> 16 and imbalance_pct 125 -> 117 landed between v5.7 and v5.10 (fair-class.md
+  // §5.1).
   if (p.version >= 510) {
     p.busy_factor = 16;
     p.default_imbalance_pct = 117;
@@ -137,17 +151,21 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
       on = false;
       name.remove_prefix(3);
     }
-    for (const Series& s : series_aliases())
+    for (const SeriesAlias& s : series_aliases())
       if (name == s.name) {
         for (Feature x : s.flags) set.set(x, on);
         return;
       }
     Feature f;
-    if (!lookup(name, f))
+    if (!lookup(name, f)) {
+      std::string series;
+      for (const SeriesAlias& s : series_aliases())
+        series += (series.empty() ? "" : ", ") + std::string(s.name);
       throw InputError(fmt::format(
           "{}: unknown feature '{}' (expected a flag such as SIS_PROP or NO_SIS_PROP, or a series: "
-          "sched-idle-fallback, latency-nice, runnable-avg, sched-idle-balancing)",
-          what, item));
+          "{}; `schedtwin features` lists the flags)",
+          what, item, series));
+    }
     set.set(f, on);
   });
 }
@@ -157,12 +175,21 @@ Profile parse_spec(std::string_view spec, const Profile& base, std::string_view 
   std::string_view rest = trim(spec);
   size_t comma = rest.find(',');
   std::string_view first = trim(rest.substr(0, comma));
+  bool known = false;
   for (const auto& n : profile_names())
     if (first == n) {
       p = make_profile(first);
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      known = true;
       break;
     }
+  // "v9.9" is a profile name nobody has, not a feature: say so, with the known ones.
+  if (!known && first.size() >= 2 && first[0] == 'v' && first[1] >= '0' && first[1] <= '9') {
+    std::string names;
+    for (const auto& n : profile_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError(
+        fmt::format("{}: unknown kernel profile '{}' (known: {})", what, first, names));
+  }
   apply_features(p.features, rest, what);
   return p;
 }

@@ -8,28 +8,26 @@
 
 namespace schedtwin::kernel {
 
-#define SCHEDTWIN_FEATURES(X)                                                              \
-  /* mainline kernel/sched/features.h */                                                   \
-  X(GENTLE_FAIR_SLEEPERS) X(START_DEBIT) X(NEXT_BUDDY) X(LAST_BUDDY) X(CACHE_HOT_BUDDY)    \
-  X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE)     \
-  X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST)                                                      \
-  /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                                  \
-  X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL) X(RUN_TO_PARITY)                                  \
-  /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */                       \
-  X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT)                                      \
-  /* series 2: latency-nice RFC */                                                         \
-  X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE) X(SIS_SMT_FIRST)                           \
-  /* series 3: runnable_avg group classification (v5.7) */                                 \
-  X(RUNNABLE_AVG_CLASSIFY)                                                                 \
-  /* series 4: sched-idle balancing RFC */                                                 \
-  X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)                \
-  X(SIB_IDLE_TASK_SPREAD)
+#define SCHEDTWIN_FEATURES(X)                                                                      \
+  /* mainline kernel/sched/features.h */                                                           \
+  X(GENTLE_FAIR_SLEEPERS)                                                                          \
+  X(START_DEBIT) X(NEXT_BUDDY) X(LAST_BUDDY) X(CACHE_HOT_BUDDY) X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) \
+      X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS)                    \
+          X(UTIL_EST) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                      \
+      X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                       \
+          X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */      \
+      X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT) /* series 2: latency-nice RFC */         \
+      X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE)                                                \
+          X(SIS_SMT_FIRST)     /* series 3: runnable_avg group classification (v5.7) */            \
+      X(RUNNABLE_AVG_CLASSIFY) /* series 4: sched-idle balancing RFC */                            \
+      X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)                    \
+          X(SIB_IDLE_TASK_SPREAD)
 
 enum class Feature : int {
 #define SCHEDTWIN_ENUM(name) name,
   SCHEDTWIN_FEATURES(SCHEDTWIN_ENUM)
 #undef SCHEDTWIN_ENUM
-  COUNT
+      COUNT
 };
 
 inline constexpr int kNumFeatures = static_cast<int>(Feature::COUNT);
@@ -50,13 +48,26 @@ class FeatureSet {
 
 // A kernel release preset: feature defaults and tunables of that release.
 struct Profile {
-  std::string name;     // "v5.4"
-  int version = 0;      // major*100 + minor, e.g. 504
+  std::string name;  // "v5.4"
+  int version = 0;   // major*100 + minor, e.g. 504
   FeatureSet features;
   // sd_init tunables (fair-class.md §5.1)
   int busy_factor = 32;
   int default_imbalance_pct = 125;
 };
+
+// The flags as the kernel's sched_feat_show prints /sys/kernel/debug/sched/features
+// (sched_features before v5.13): every flag in declaration order, NO_ in front of those that
+// are off, each followed by one space, then a newline (kernel/sched/debug.c, v5.4).
+std::string sched_features_line(const FeatureSet& set);
+
+// A series name (alias) and the flags it stands for.
+struct SeriesAlias {
+  const char* name;
+  std::vector<Feature> flags;
+};
+// The four series' aliases (DESIGN.md §1), in the order of the series.
+const std::vector<SeriesAlias>& series_aliases();
 
 // Known profile names, oldest first.
 std::vector<std::string> profile_names();

@@ -1,0 +1,57 @@
+// `schedtwin features [--kernel PROFILE] [--features LIST] [--series]`: the feature flags a
+// run would use, printed as the kernel prints /sys/kernel/debug/sched/features, so that a
+// developer can diff them against a real machine's.
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
+
+#include "cli/cli.h"
+#include "kernel/features.h"
+
+namespace schedtwin::cli {
+
+namespace {
+
+struct FeaturesOptions {
+  std::string kernel = "v5.4";
+  std::string features;
+  bool series = false;
+};
+
+}  // namespace
+
+void register_features_command(CLI::App& app) {
+  auto opt = std::make_shared<FeaturesOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "features",
+      "Print the feature flags of a kernel profile (after --features, applied as a run applies\n"
+      "them) in the shape of /sys/kernel/debug/sched/features: every flag schedtwin models, NO_\n"
+      "in front of those that are off. The line lists every flag whatever the profile, as\n"
+      "the flags are the model's: a profile's code reads only its own (PLACE_LAG,\n"
+      "PLACE_DEADLINE_INITIAL and RUN_TO_PARITY only from v6.6, SIS_UTIL only from v6.0).\n"
+      "--series prints what each series name stands for instead.");
+  sub->add_option("--kernel", opt->kernel,
+                  "Kernel profile: v5.3, v5.4, v5.6, v5.7, v5.17, v6.0, v6.6")
+      ->capture_default_str();
+  sub->add_option("--features", opt->features,
+                  "Feature list in the kernel's syntax, applied left to right on the profile "
+                  "(NO_ prefix turns a flag off; series names stand for their flags)");
+  sub->add_flag("--series", opt->series,
+                "Print each series name and the flags it stands for, one series a line");
+  sub->callback([opt] {
+    if (opt->series) {
+      for (const kernel::SeriesAlias& s : kernel::series_aliases()) {
+        std::string flags;
+        for (kernel::Feature f : s.flags) flags += std::string(" ") + kernel::feature_name(f);
+        fmt::print("{:<21}{}\n", s.name, flags);
+      }
+      return;
+    }
+    kernel::Profile p = kernel::make_profile(opt->kernel);
+    kernel::apply_features(p.features, opt->features, "--features");
+    fmt::print("{}", kernel::sched_features_line(p.features));
+  });
+}
+
+}  // namespace schedtwin::cli

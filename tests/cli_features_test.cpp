@@ -1,0 +1,78 @@
+// End-to-end: `schedtwin features` prints the flags as /sys/kernel/debug/sched/features does.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_test_util.h"
+
+namespace {
+
+using schedtwin::testutil::run_bin;
+
+// v5.4's kernel/sched/features.h defaults for the mainline flags (NEXT_BUDDY and SIS_AVG_CPU
+// off, the rest on), the sched-idle fallback that v5.4 merged, every later or RFC flag off
+// except SIS_CORE, the latency-nice RFC's default. Written out by hand from features.h.
+const std::string kV54 =
+    "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY "
+    "WAKEUP_PREEMPTION TTWU_QUEUE NO_SIS_AVG_CPU SIS_PROP NO_SIS_UTIL WA_IDLE WA_WEIGHT WA_BIAS "
+    "UTIL_EST NO_PLACE_LAG NO_PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY SIS_SCHED_IDLE_FALLBACK "
+    "NO_SCHED_IDLE_CONSISTENT NO_LATENCY_NICE_SIS SIS_CORE NO_SIS_ROTATE NO_SIS_SMT_FIRST "
+    "NO_RUNNABLE_AVG_CLASSIFY NO_SIB_OVERLOAD_MASK NO_SIB_BALANCE NO_SIB_LAST_NONIDLE "
+    "NO_SIB_SIS_FILTER NO_SIB_IDLE_TASK_SPREAD \n";
+
+bool has_word(const std::string& line, const std::string& w) {
+  return (" " + line).find(" " + w + " ") != std::string::npos;
+}
+
+TEST(CliFeatures, DefaultProfileLineIsTheKernelsShape) {
+  auto r = run_bin("features");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, kV54);
+  EXPECT_EQ(run_bin("features --kernel v5.4").out, kV54);
+}
+
+TEST(CliFeatures, ProfilesDifferWhereTheirReleasesDid) {
+  const std::string v53 = run_bin("features --kernel v5.3").out;
+  EXPECT_TRUE(has_word(v53, "NO_SIS_SCHED_IDLE_FALLBACK")) << v53;
+  const std::string v60 = run_bin("features --kernel v6.0").out;
+  EXPECT_TRUE(has_word(v60, "NO_SIS_PROP") && has_word(v60, "SIS_UTIL")) << v60;
+  EXPECT_TRUE(has_word(v60, "RUNNABLE_AVG_CLASSIFY") && has_word(v60, "SCHED_IDLE_CONSISTENT"));
+  const std::string v66 = run_bin("features --kernel v6.6").out;
+  for (const char* w : {"PLACE_LAG", "RUN_TO_PARITY", "NO_START_DEBIT", "NO_GENTLE_FAIR_SLEEPERS"})
+    EXPECT_TRUE(has_word(v66, w)) << w << ": " << v66;
+}
+
+TEST(CliFeatures, FeatureListAppliesLeftToRightWithSeriesNames) {
+  const std::string s = run_bin("features --kernel v5.3 --features latency-nice,NO_SIS_CORE").out;
+  for (const char* w : {"LATENCY_NICE_SIS", "SIS_ROTATE", "SIS_SMT_FIRST", "NO_SIS_CORE"})
+    EXPECT_TRUE(has_word(s, w)) << w << ": " << s;
+  const std::string back = run_bin("features --features latency-nice,NO_latency-nice").out;
+  EXPECT_EQ(back, kV54);
+}
+
+TEST(CliFeatures, SeriesListsEachAliasWithItsFlags) {
+  auto r = run_bin("features --series");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("latency-nice          LATENCY_NICE_SIS SIS_ROTATE SIS_SMT_FIRST\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sched-idle-balancing  SIB_OVERLOAD_MASK SIB_BALANCE SIB_LAST_NONIDLE "
+                       "SIB_SIS_FILTER SIB_IDLE_TASK_SPREAD\n"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {
+  auto r = run_bin("features --kernel v9.9", true);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out,
+            "schedtwin: --kernel: unknown kernel profile 'v9.9' (known: v5.3, v5.4, v5.6, v5.7, "
+            "v5.17, v6.0, v6.6)\n");
+  r = run_bin("features --features SIS_PROPP", true);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("--features: unknown feature 'SIS_PROPP'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("`schedtwin features` lists the flags"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+}
+
+}  // namespace
