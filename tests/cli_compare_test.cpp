@@ -252,6 +252,7 @@ TEST(CliCompare, BadUsageAndBadInputExitCodes) {
       {"--with v5.4,NO_SUCH_FEATURE " + kRtAppArgs, 1, "--with: unknown feature 'NO_SUCH_FEATURE'"},
       {"--base v5.3,BOGUS --with v5.4 " + kRtAppArgs, 1, "--base: unknown feature 'BOGUS'"},
       {"--with v9.9 " + kRtAppArgs, 1, "--with: unknown kernel profile 'v9.9' (known: v5.3"},
+      {"--with v5.4 messaging -g 1 -l 10", 2, "its arguments go after \"--\""},
       {"--with v5.4 " + kRtAppArgs + " --seed 3", 2, "--seed in the rt-app ARGS"},
       {"--with v5.4 " + kRtAppArgs + " --kernel v5.3", 2, "--kernel in the rt-app ARGS"},
       {"--with v5.4 " + kRtAppArgs + " --features SIS_PROP", 2, "--features in the rt-app ARGS"},

@@ -103,6 +103,19 @@ std::string subcommand_error(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// CLI11 rejects `schedtwin compare --with v5.7 messaging -g 4` with "The following arguments
+// were not expected: -g", which does not say that the benchmark's arguments go after `--`.
+std::string parse_error_text(const CLI::ParseError& e, int argc, char** argv) {
+  const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+  if (!extras || argc < 2 || std::string_view(argv[1]) != "compare") return e.what();
+  for (int i = 2; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--") return e.what();
+  return fmt::format(
+      "compare: the subcommand and its arguments go after \"--\" (e.g. schedtwin compare "
+      "--with v5.7 -- messaging -g 4); {}",
+      e.what());
+}
+
 }  // namespace
 
 std::vector<std::string> common_option_names() {
@@ -150,7 +163,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "schedtwin: {}\n", e.what());
+    fmt::print(stderr, "schedtwin: {}\n", parse_error_text(e, argc, argv));
     return 2;
   } catch (const UsageError& e) {
     fmt::print(stderr, "schedtwin: {}\n", e.what());
