@@ -25,31 +25,37 @@ std::string slurp(const fs::path& p) {
 
 Result run(const std::string& args, const fs::path& dir) {
   fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd = std::string(SCHEDTWIN_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
+  std::string cmd =
+      std::string(SCHEDTWIN_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
   int rc = std::system(cmd.c_str());
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
 }
 
 fs::path tmpdir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("schedtwin-cli-" + name + "-" + std::to_string(getpid()));
+  fs::path d =
+      fs::temp_directory_path() / ("schedtwin-cli-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
 }
 
-const std::string kSchedIdle = std::string(SCHEDTWIN_SOURCE_DIR) + "/examples/rt-app/lkml/sched-idle.json";
+const std::string kSchedIdle =
+    std::string(SCHEDTWIN_SOURCE_DIR) + "/examples/rt-app/lkml/sched-idle.json";
 
-int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+int count_lines(const std::string& s) {
+  return static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+}
 
 }  // namespace
 
 TEST(CliRtApp, SchedIdleRunWritesRtAppLogsAndSummary) {
   fs::path d = tmpdir("logs");
-  Result r = run("rt-app " + kSchedIdle + " --machine hikey --kernel v5.4 --logdir " + (d / "logs").string() +
-                     " --json " + (d / "r.json").string(),
+  Result r = run("rt-app " + kSchedIdle + " --machine hikey --kernel v5.4 --logdir " +
+                     (d / "logs").string() + " --json " + (d / "r.json").string(),
                  d);
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("cfs_thread wu_lat (us), 8 threads:\nN\tmin\tmax\tsum\tmean\tstddev\n"), std::string::npos);
+  EXPECT_NE(r.out.find("cfs_thread wu_lat (us), 8 threads:\nN\tmin\tmax\tsum\tmean\tstddev\n"),
+            std::string::npos);
   EXPECT_NE(r.out.find("   0 - 100  : "), std::string::npos);
   EXPECT_NE(r.out.find("idle_thread      CPUs "), std::string::npos);
   for (int i = 0; i < 13; ++i) {
@@ -66,8 +72,8 @@ TEST(CliRtApp, SchedIdleRunWritesRtAppLogsAndSummary) {
     }
   }
   std::string json = slurp(d / "r.json");
-  for (const char* key : {"\"schema_version\"", "\"wu_lat_us\"", "\"slack_us\"", "\"p99\"", "\"events\"",
-                          "\"SIS_SCHED_IDLE_FALLBACK\""})
+  for (const char* key : {"\"schema_version\"", "\"wu_lat_us\"", "\"slack_us\"", "\"p99\"",
+                          "\"events\"", "\"SIS_SCHED_IDLE_FALLBACK\""})
     EXPECT_NE(json.find(key), std::string::npos) << key;
   fs::remove_all(d);
 }
@@ -82,6 +88,31 @@ TEST(CliRtApp, SameSeedGivesByteIdenticalOutputAndLogs) {
   EXPECT_EQ(a.out, b.out);
   for (const auto& e : fs::directory_iterator(d / "a"))
     EXPECT_EQ(slurp(e.path()), slurp(d / "b" / e.path().filename())) << e.path();
+  fs::remove_all(d);
+}
+
+TEST(CliRtApp, AFileWithoutDurationWhoseThreadsNeverEndIsReported) {
+  fs::path d = tmpdir("stuck");
+  {
+    // waiter waits for a resume nobody sends; worker runs 1 ms and ends.
+    std::ofstream(d / "stuck.json") << R"({ "tasks": { "waiter": { "suspend": "waiter" },
+      "worker": { "loop": 1, "run": 1000 } }, "global": { "logdir": "." } })";
+    std::ofstream(d / "ends.json") << R"({ "tasks": { "worker": { "loop": 1, "run": 1000 } } })";
+  }
+  Result r = run("rt-app " + (d / "stuck.json").string() + " --logdir " + (d / "l1").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "schedtwin: warning: " + (d / "stuck.json").string() +
+                       ": no \"duration\", and 1 of 2 threads had not ended after 60 s, where the "
+                       "run stops (rt-app would run on); asleep at the end: waiter-0 (suspend)\n");
+  EXPECT_NE(r.out.find("60.000 s simulated"), std::string::npos) << r.out;
+  r = run("rt-app " + (d / "ends.json").string() + " --logdir " + (d / "l2").string(), d);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  // --duration bounds the run: nothing to report.
+  r = run(
+      "rt-app " + (d / "stuck.json").string() + " --duration 0.1 --logdir " + (d / "l3").string(),
+      d);
+  EXPECT_EQ(r.err, "");
   fs::remove_all(d);
 }
 

@@ -59,6 +59,31 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return s;
 }
 
+// A file without "duration" whose threads have not all ended by kMaxUnboundedRun: say so on
+// stderr, naming the threads asleep on a lock, condition, barrier or suspend (the usual
+// cause: a resume, signal or barrier member that never comes), rather than stop silently.
+void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& runner) {
+  int alive = 0;
+  std::string asleep;
+  int nr_asleep = 0;
+  for (int i = 0; i < runner.nr_threads(); ++i) {
+    const std::string w = runner.thread_wait(i);
+    if (w.empty()) continue;
+    ++alive;
+    if (w == "running") continue;
+    if (++nr_asleep <= 8)
+      asleep +=
+          fmt::format("{}{}-{} ({})", asleep.empty() ? "" : ", ", runner.thread_task(i), i, w);
+  }
+  if (alive == 0) return;
+  if (nr_asleep > 8) asleep += fmt::format(" and {} more", nr_asleep - 8);
+  fmt::print(stderr,
+             "schedtwin: warning: {}: no \"duration\", and {} of {} threads had not ended after "
+             "{} s, where the run stops (rt-app would run on){}{}\n",
+             taskset, alive, runner.nr_threads(), kMaxUnboundedRun / kNsPerSec,
+             asleep.empty() ? "" : "; asleep at the end: ", asleep);
+}
+
 }  // namespace
 
 RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
@@ -94,6 +119,7 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   Time end = runner.end_time();
   if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
   k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
+  if (end == kTimeNever) warn_unfinished(taskset, runner);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   traces.finish();
 

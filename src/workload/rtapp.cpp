@@ -27,8 +27,10 @@ using kernel::TaskId;
   throw InputError(fmt::format("{}:{}:{}: {}", c.path, n.line, n.col, what));
 }
 
-std::int64_t get_int(const Config& c, const JNode& n, const std::string& key, std::int64_t lo, std::int64_t hi) {
-  if (!n.is_number()) fail(c, n, fmt::format("\"{}\": expected a number, found {}", key, n.kind_name()));
+std::int64_t get_int(const Config& c, const JNode& n, const std::string& key, std::int64_t lo,
+                     std::int64_t hi) {
+  if (!n.is_number())
+    fail(c, n, fmt::format("\"{}\": expected a number, found {}", key, n.kind_name()));
   double v = n.number();
   if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
     fail(c, n, fmt::format("\"{}\": {} is out of range [{}, {}]", key, v, lo, hi));
@@ -36,7 +38,8 @@ std::int64_t get_int(const Config& c, const JNode& n, const std::string& key, st
 }
 
 std::string get_str(const Config& c, const JNode& n, const std::string& key) {
-  if (n.kind != JNode::Kind::String) fail(c, n, fmt::format("\"{}\": expected a string, found {}", key, n.kind_name()));
+  if (n.kind != JNode::Kind::String)
+    fail(c, n, fmt::format("\"{}\": expected a string, found {}", key, n.kind_name()));
   return n.s;
 }
 
@@ -60,9 +63,12 @@ Policy parse_policy(const Config& c, const JNode& n) {
   if (p == "SCHED_BATCH") return Policy::Batch;
   if (p == "SCHED_IDLE") return Policy::Idle;
   if (p == "SCHED_FIFO" || p == "SCHED_RR" || p == "SCHED_DEADLINE")
-    fail(c, n, fmt::format("policy {} is not modelled yet (schedtwin models the fair class: "
-                           "SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)", p));
-  fail(c, n, fmt::format("unknown policy \"{}\" (expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE)", p));
+    fail(c, n,
+         fmt::format("policy {} is not modelled yet (schedtwin models the fair class: "
+                     "SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)",
+                     p));
+  fail(c, n,
+       fmt::format("unknown policy \"{}\" (expected SCHED_OTHER, SCHED_BATCH or SCHED_IDLE)", p));
 }
 
 std::vector<int> parse_cpus(const Config& c, const JNode& n, int nr_cpus) {
@@ -96,20 +102,26 @@ bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string
     e.us = get_int(c, v, key, 0, kMaxEventUs);
   } else if (starts_with(key, "timer")) {
     e.type = EventType::Timer;
-    if (v.kind != JNode::Kind::Object) fail(c, v, "\"timer\": expected {\"ref\": name, \"period\": us}");
+    if (v.kind != JNode::Kind::Object)
+      fail(c, v, "\"timer\": expected {\"ref\": name, \"period\": us}");
     std::string ref;
     bool has_period = false;
     for (const auto& [k, x] : v.members) {
-      if (k == "ref") ref = get_str(c, x, "ref");
+      if (k == "ref")
+        ref = get_str(c, x, "ref");
       else if (k == "period") {
         e.us = get_int(c, x, "period", INT64_MIN / 2, kMaxEventUs);
-        if (e.us <= 0) fail(c, x, fmt::format("\"period\": timer period must be positive, got {}", e.us));
+        if (e.us <= 0)
+          fail(c, x, fmt::format("\"period\": timer period must be positive, got {}", e.us));
         has_period = true;
       } else if (k == "mode") {
         std::string m = get_str(c, x, "mode");
-        if (m == "absolute") e.absolute = true;
-        else if (m != "relative") fail(c, x, "\"mode\": expected \"relative\" or \"absolute\"");
-      } else fail(c, x, fmt::format("timer: unknown key \"{}\" (expected ref, period, mode)", k));
+        if (m == "absolute")
+          e.absolute = true;
+        else if (m != "relative")
+          fail(c, x, "\"mode\": expected \"relative\" or \"absolute\"");
+      } else
+        fail(c, x, fmt::format("timer: unknown key \"{}\" (expected ref, period, mode)", k));
     }
     if (ref.empty()) fail(c, v, "\"timer\": missing \"ref\"");
     if (!has_period) fail(c, v, "\"timer\": missing \"period\"");
@@ -124,15 +136,18 @@ bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string
     e.res = intern(c.mutexes, nm.mutexes, get_str(c, v, key));
   } else if (starts_with(key, "wait") || starts_with(key, "sync")) {
     e.type = starts_with(key, "wait") ? EventType::Wait : EventType::Sync;
-    if (v.kind != JNode::Kind::Object) fail(c, v, fmt::format("\"{}\": expected {{\"ref\": cond, \"mutex\": m}}", key));
+    if (v.kind != JNode::Kind::Object)
+      fail(c, v, fmt::format("\"{}\": expected {{\"ref\": cond, \"mutex\": m}}", key));
     for (const auto& [k, x] : v.members) {
       if (k == "ref")
         e.res = intern(c.conds, nm.conds, get_str(c, x, "ref"));
       else if (k == "mutex")
         e.res2 = intern(c.mutexes, nm.mutexes, get_str(c, x, "mutex"));
-      else fail(c, x, fmt::format("{}: unknown key \"{}\"", key, k));
+      else
+        fail(c, x, fmt::format("{}: unknown key \"{}\"", key, k));
     }
-    if (e.res < 0 || e.res2 < 0) fail(c, v, fmt::format("\"{}\": needs \"ref\" and \"mutex\"", key));
+    if (e.res < 0 || e.res2 < 0)
+      fail(c, v, fmt::format("\"{}\": needs \"ref\" and \"mutex\"", key));
   } else if (starts_with(key, "signal")) {
     e.type = EventType::Signal;
     e.res = intern(c.conds, nm.conds, get_str(c, v, key));
@@ -142,7 +157,8 @@ bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string
   } else if (starts_with(key, "barrier")) {
     e.type = EventType::Barrier;
     e.res = intern(c.barriers, nm.barriers, get_str(c, v, key));
-    if (static_cast<int>(c.barrier_users.size()) <= e.res) c.barrier_users.resize(static_cast<size_t>(e.res) + 1, 0);
+    if (static_cast<int>(c.barrier_users.size()) <= e.res)
+      c.barrier_users.resize(static_cast<size_t>(e.res) + 1, 0);
     c.barrier_users[static_cast<size_t>(e.res)] += t.instance;
   } else if (starts_with(key, "suspend")) {
     e.type = EventType::Suspend;
@@ -166,8 +182,11 @@ bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string
 // returned without the root's "/" ("" for the root group).
 std::string parse_taskgroup(const Config& c, const JNode& v) {
   std::string g = get_str(c, v, "taskgroup");
-  if (g.empty() || g[0] != '/' || g.find("//") != std::string::npos || (g.size() > 1 && g.back() == '/'))
-    fail(c, v, fmt::format("\"taskgroup\": \"{}\" is not a cgroup path such as \"/tg1\" or \"/tg1/sub\"", g));
+  if (g.empty() || g[0] != '/' || g.find("//") != std::string::npos ||
+      (g.size() > 1 && g.back() == '/'))
+    fail(c, v,
+         fmt::format("\"taskgroup\": \"{}\" is not a cgroup path such as \"/tg1\" or \"/tg1/sub\"",
+                     g));
   return g == "/" ? std::string() : g;
 }
 
@@ -175,10 +194,10 @@ void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode&
                       bool task_level, int nr_cpus) {
   for (const auto& [key, v] : obj.members) {
     if (task_level) {
-      if (key == "instance" || key == "loop" || key == "delay" || key == "policy" || key == "priority" ||
-          key == "cpus" || key == "taskgroup" || key == "phases" || key == "nodes_membind" ||
-          key == "util_min" || key == "util_max" || key == "dl-runtime" || key == "dl-period" ||
-          key == "dl-deadline")
+      if (key == "instance" || key == "loop" || key == "delay" || key == "policy" ||
+          key == "priority" || key == "cpus" || key == "taskgroup" || key == "phases" ||
+          key == "nodes_membind" || key == "util_min" || key == "util_max" || key == "dl-runtime" ||
+          key == "dl-period" || key == "dl-deadline")
         continue;  // read by parse_task
     } else {
       if (key == "loop") {
@@ -190,7 +209,8 @@ void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode&
         continue;
       }
       if (key == "policy") {
-        if (parse_policy(c, v) != t.policy) fail(c, v, "a phase that changes the policy is not modelled yet");
+        if (parse_policy(c, v) != t.policy)
+          fail(c, v, "a phase that changes the policy is not modelled yet");
         continue;
       }
       if (key == "taskgroup") {
@@ -201,9 +221,11 @@ void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode&
         continue;
     }
     if (!parse_event(c, nm, t, ph, key, v))
-      fail(c, v, fmt::format("unknown key \"{}\" in {} (expected an event: run, runtime, sleep, timer, lock, "
-                             "unlock, wait, signal, broad, sync, barrier, suspend, resume, yield)",
-                             key, task_level ? "task " + t.name : "phase " + ph.name));
+      fail(c, v,
+           fmt::format(
+               "unknown key \"{}\" in {} (expected an event: run, runtime, sleep, timer, lock, "
+               "unlock, wait, signal, broad, sync, barrier, suspend, resume, yield)",
+               key, task_level ? "task " + t.name : "phase " + ph.name));
   }
 }
 
@@ -212,30 +234,40 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
   TaskDesc t;
   t.name = name;
   t.policy = default_policy;
-  if (obj.kind != JNode::Kind::Object) fail(c, obj, fmt::format("task \"{}\": expected an object", name));
+  if (obj.kind != JNode::Kind::Object)
+    fail(c, obj, fmt::format("task \"{}\": expected an object", name));
   bool has_loop = false, has_phases = false;
   const JNode* phases = nullptr;
   for (const auto& [k, v] : obj.members) {
-    if (k == "instance") t.instance = static_cast<int>(get_int(c, v, k, 0, kMaxThreads));
+    if (k == "instance")
+      t.instance = static_cast<int>(get_int(c, v, k, 0, kMaxThreads));
     else if (k == "loop") {
       t.loop = static_cast<int>(get_int(c, v, k, -1, 1'000'000'000));
       has_loop = true;
-    } else if (k == "delay") t.delay_us = get_int(c, v, k, 0, kMaxEventUs);
-    else if (k == "policy") t.policy = parse_policy(c, v);
-    else if (k == "priority") t.nice = static_cast<int>(get_int(c, v, k, -20, 19));
-    else if (k == "cpus") t.cpus = parse_cpus(c, v, nr_cpus);
-    else if (k == "taskgroup") t.taskgroup = parse_taskgroup(c, v);
+    } else if (k == "delay")
+      t.delay_us = get_int(c, v, k, 0, kMaxEventUs);
+    else if (k == "policy")
+      t.policy = parse_policy(c, v);
+    else if (k == "priority")
+      t.nice = static_cast<int>(get_int(c, v, k, -20, 19));
+    else if (k == "cpus")
+      t.cpus = parse_cpus(c, v, nr_cpus);
+    else if (k == "taskgroup")
+      t.taskgroup = parse_taskgroup(c, v);
     else if (k == "phases") {
       if (v.kind != JNode::Kind::Object) fail(c, v, "\"phases\": expected an object of phases");
       phases = &v;
       has_phases = true;
     } else if (k == "dl-runtime" || k == "dl-period" || k == "dl-deadline") {
-      fail(c, v, fmt::format("\"{}\": SCHED_DEADLINE parameters and custom slices are not modelled yet", k));
+      fail(c, v,
+           fmt::format("\"{}\": SCHED_DEADLINE parameters and custom slices are not modelled yet",
+                       k));
     }
   }
   if (has_phases) {
     for (const auto& [pname, pv] : phases->members) {
-      if (pv.kind != JNode::Kind::Object) fail(c, pv, fmt::format("phase \"{}\": expected an object", pname));
+      if (pv.kind != JNode::Kind::Object)
+        fail(c, pv, fmt::format("phase \"{}\": expected an object", pname));
       Phase ph;
       ph.name = pname;
       parse_phase_body(c, nm, t, ph, pv, false, nr_cpus);
@@ -247,7 +279,8 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
     // Task-level events next to "phases" are not allowed by rt-app either.
     Phase dummy;
     parse_phase_body(c, nm, t, dummy, obj, true, nr_cpus);
-    if (!dummy.events.empty()) fail(c, obj, fmt::format("task \"{}\": events beside \"phases\"", name));
+    if (!dummy.events.empty())
+      fail(c, obj, fmt::format("task \"{}\": events beside \"phases\"", name));
   } else {
     Phase ph;
     ph.name = "phase0";
@@ -273,12 +306,15 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
   Config c;
   Names nm;
   c.path = path;
-  if (root.kind != JNode::Kind::Object) fail(c, root, "expected an object with \"tasks\" and \"global\"");
+  if (root.kind != JNode::Kind::Object)
+    fail(c, root, "expected an object with \"tasks\" and \"global\"");
   const JNode* tasks = nullptr;
   Policy default_policy = Policy::Normal;
   for (const auto& [k, v] : root.members) {
-    if (k == "tasks") tasks = &v;
-    else if (k == "resources") continue;  // legacy, created on first reference
+    if (k == "tasks")
+      tasks = &v;
+    else if (k == "resources")
+      continue;  // legacy, created on first reference
     else if (k == "global") {
       if (v.kind != JNode::Kind::Object) fail(c, v, "\"global\": expected an object");
       for (const auto& [g, x] : v.members) {
@@ -302,15 +338,21 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
                    fmt::format("\"calibration\": CPU{} does not exist (the machine has CPUs 0-{})",
                                cpu, nr_cpus - 1));
           }
-        } else if (g == "default_policy") default_policy = parse_policy(c, x);
-        else if (g == "logdir") c.logdir = get_str(c, x, g);
-        else if (g == "log_basename") c.log_basename = get_str(c, x, g);
+        } else if (g == "default_policy")
+          default_policy = parse_policy(c, x);
+        else if (g == "logdir")
+          c.logdir = get_str(c, x, g);
+        else if (g == "log_basename")
+          c.log_basename = get_str(c, x, g);
         else if (g == "log_size") {
-          if (x.kind == JNode::Kind::String && x.s == "disable") c.logs = false;
-          else if (!(x.is_number() || (x.kind == JNode::Kind::String && (x.s == "file" || x.s == "auto"))))
+          if (x.kind == JNode::Kind::String && x.s == "disable")
+            c.logs = false;
+          else if (!(x.is_number() ||
+                     (x.kind == JNode::Kind::String && (x.s == "file" || x.s == "auto"))))
             fail(c, x, "\"log_size\": expected MB, \"file\", \"auto\" or \"disable\"");
         } else if (g == "cumulative_slack") {
-          if (x.kind != JNode::Kind::Bool) fail(c, x, "\"cumulative_slack\": expected true or false");
+          if (x.kind != JNode::Kind::Bool)
+            fail(c, x, "\"cumulative_slack\": expected true or false");
           c.cumulative_slack = x.b;
         } else if (g == "pi_enabled" || g == "lock_pages" || g == "ftrace" || g == "gnuplot" ||
                    g == "io_device" || g == "mem_buffer_size" || g == "logsize" || g == "frag") {
@@ -332,9 +374,11 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
     if (v.kind == JNode::Kind::Object)
       for (const auto& [k, x] : v.members)
         if (k == "exec" || k == "lock_order" || k == "resources")
-          fail(c, x, fmt::format("task \"{}\": \"{}\" belongs to the legacy pre-2014 rt-app grammar; expected "
-                                 "events such as \"run\" and \"timer\"",
-                                 name, k));
+          fail(c, x,
+               fmt::format(
+                   "task \"{}\": \"{}\" belongs to the legacy pre-2014 rt-app grammar; expected "
+                   "events such as \"run\" and \"timer\"",
+                   name, k));
     c.tasks.push_back(parse_task(c, nm, name, v, default_policy, nr_cpus));
     const TaskDesc& t = c.tasks.back();
     if (!t.taskgroup.empty()) groups.insert(t.taskgroup);
@@ -497,6 +541,7 @@ struct Runner::Impl : kernel::TaskBody {
     Wait waiting = Wait::None;  // what the last step was
     bool took_time = false;     // the current iteration ran or blocked
     bool missed = false;
+    bool exited = false;
   };
 
   std::vector<Thread> threads;      // by idx; reserved once, never reallocated
@@ -550,11 +595,12 @@ struct Runner::Impl : kernel::TaskBody {
     }
   }
 
-  static std::uint64_t to_us(Time ns) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) / 1000.0)); }
+  static std::uint64_t to_us(Time ns) {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) / 1000.0));
+  }
 
   void end_iteration(Thread& t, Time now) {
-    const std::int64_t max_rows =
-        detail == RowDetail::SummaryOnly ? kMaxSummaryRows : kMaxLogRows;
+    const std::int64_t max_rows = detail == RowDetail::SummaryOnly ? kMaxSummaryRows : kMaxLogRows;
     if (++total_rows > max_rows)
       throw InputError(fmt::format(
           "{}: more than {} log rows (loop iterations of all threads) in the run; expected a "
@@ -668,7 +714,10 @@ struct Runner::Impl : kernel::TaskBody {
           t.waiting = Wait::Overhead;
           return Step::run(kEmptyIterationNs);
         }
-        if (!advance_iteration(t, now)) return Step::exit();
+        if (!advance_iteration(t, now)) {
+          t.exited = true;
+          return Step::exit();
+        }
         continue;
       }
       const Event& e = ph.events[t.ev++];
@@ -818,7 +867,8 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k, RowDetail detail)
       std::string prefix = path.substr(0, pos);
       auto it = group_of.find(prefix);
       if (it == group_of.end())
-        it = group_of.emplace(prefix, k.create_task_group({.name = prefix, .parent = parent})).first;
+        it =
+            group_of.emplace(prefix, k.create_task_group({.name = prefix, .parent = parent})).first;
       parent = it->second;
     }
     return parent;
@@ -878,6 +928,24 @@ std::vector<ThreadResult> Runner::results() const {
 
 int Runner::nr_threads() const { return static_cast<int>(impl_->threads.size()); }
 
+std::string Runner::thread_wait(int idx) const {
+  const Impl::Thread& t = impl_->thread(idx);
+  if (t.exited) return "";
+  switch (t.waiting) {
+    case Impl::Wait::Lock:
+    case Impl::Wait::CondRelock:
+      return "lock";
+    case Impl::Wait::CondWait:
+      return "wait";
+    case Impl::Wait::Barrier:
+      return "barrier";
+    case Impl::Wait::Suspend:
+      return "suspend";
+    default:
+      return "running";
+  }
+}
+
 const std::string& Runner::thread_task(int idx) const { return impl_->thread(idx).d->name; }
 
 int Runner::thread_fork_cpu(int idx) const {
@@ -912,13 +980,15 @@ void Runner::release_rows(int idx) {
 }
 
 std::string Runner::log_header() const {
-  return fmt::format("{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}\n", "#idx", "perf",
-                     "run", "period", "start", "end", "rel_st", "slack", "c_duration", "c_period", "wu_lat");
+  return fmt::format("{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}\n",
+                     "#idx", "perf", "run", "period", "start", "end", "rel_st", "slack",
+                     "c_duration", "c_period", "wu_lat");
 }
 
 std::string format_row(const LogRow& r) {
-  return fmt::format("{:4d} {:8d} {:8d} {:8d} {:15d} {:15d} {:15d} {:10d} {:10d} {:10d} {:10d}\n", r.idx, r.perf,
-                     r.run, r.period, r.start, r.end, r.rel_st, r.slack, r.c_duration, r.c_period, r.wu_lat);
+  return fmt::format("{:4d} {:8d} {:8d} {:8d} {:15d} {:15d} {:15d} {:10d} {:10d} {:10d} {:10d}\n",
+                     r.idx, r.perf, r.run, r.period, r.start, r.end, r.rel_st, r.slack,
+                     r.c_duration, r.c_period, r.wu_lat);
 }
 
 void Runner::write_logs(const std::string& dir) const {

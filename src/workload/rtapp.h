@@ -147,6 +147,10 @@ class Runner {
   // Thread by thread without copying every row (idx 0 .. nr_threads() - 1, numbered across
   // tasks in file order):
   int nr_threads() const;
+  // "" once thread idx has ended; else what it was last doing: "lock", "wait" (a condition),
+  // "barrier" or "suspend" when it sleeps on one of those, "running" otherwise (running,
+  // runnable, or in a timer, sleep or delay that will end).
+  std::string thread_wait(int idx) const;
   const std::string& thread_task(int idx) const;  // the JSON key
   int thread_fork_cpu(int idx) const;
   std::size_t nr_rows(int idx) const;
