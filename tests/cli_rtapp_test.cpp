@@ -159,5 +159,13 @@ TEST(CliReproduce, SchedIdleFallbackPrintsPublishedBesideSimulated) {
   EXPECT_NE(r.out.find("8 CFS + 5 SCHED_IDLE, without change (v5.3)"), std::string::npos);
   EXPECT_NE(r.out.find("1116.7"), std::string::npos);
   EXPECT_NE(r.out.find("mean wu_lat falls with the change"), std::string::npos);
+  // --json -: the document alone on stdout, saying what made it.
+  r = run("reproduce sched-idle-fallback --runs 1 --json -", d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* kv : {"\"command\": \"reproduce\"", "\"schema_version\": 1", "\"runs\": 1",
+                         "\"scale\": \"quick\"", "\"series\": \"sched-idle-fallback\"",
+                         "\"sched-idle-fallback\": {"})
+    EXPECT_NE(r.out.find(kv), std::string::npos) << kv;
+  EXPECT_NE(r.err.find("mean wu_lat falls with the change"), std::string::npos);
   fs::remove_all(d);
 }

@@ -266,6 +266,12 @@ void register_reproduce_command(CLI::App& app) {
       }
       series_text[s] = text.substr(from);
     }
+    // Beside the series' figures, what made them (the other commands' documents say so too).
+    j["schema_version"] = 1;
+    j["command"] = "reproduce";
+    j["series"] = o->series;
+    j["scale"] = o->full ? "full" : "quick";
+    j["runs"] = o->runs;
     // Each series opens with a blank line that separates it from the one before.
     if (!text.empty() && text.front() == '\n') text.erase(0, 1);
     emit_report(text, j, o->json_out);
