@@ -52,3 +52,13 @@ TEST(CliExplain, CheckReportsTheEventsItChecked) {
   EXPECT_EQ(r.rc, 0);
   EXPECT_NE(r.out.find("--check: invariants held after "), std::string::npos) << r.out;
 }
+
+// Intel numbering: SMT siblings are n and n + 24, so a group's span is a CPU list, not a range.
+TEST(CliExplain, GroupSpansAreCpuListsOnSmtMachines) {
+  auto r = run_bin("messaging -g 1 -l 5 --machine xeon-e5-2650v4 --explain", true);
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("cpu0 balance: domain=MC type=newly_idle | local 0,24: "), std::string::npos)
+      << r.out.substr(0, 3000);
+  EXPECT_NE(r.out.find("domain=NUMA type=newly_idle | local 0-11,24-35: "), std::string::npos);
+  EXPECT_EQ(r.out.find("| local 0-24:"), std::string::npos);
+}

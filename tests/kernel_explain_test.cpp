@@ -61,8 +61,7 @@ TEST(Explain, WakeupRecordsGiveTheDecisionOrder) {
 TEST(Explain, BalanceRecordsNameTheDomainAndTheOutcome) {
   std::string text = run("v5.4", Explain::Format::Text);
   EXPECT_NE(text.find("balance: domain=MC type="), std::string::npos) << text;
-  EXPECT_NE(text.find("| local 3-3: has_spare nr_running=0 idle_cpus=1"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("| local 3: has_spare nr_running=0 idle_cpus=1"), std::string::npos) << text;
   EXPECT_NE(text.find("-> balanced"), std::string::npos);
 }
 

@@ -603,9 +603,10 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
       auto desc = [&](const char* what, int g, const sg_lb_stats& s) {
         const auto& c = groups_[static_cast<size_t>(g)].cpus;
         return fmt::format(
-            "{} {}-{}: {} nr_running={} idle_cpus={} load={} util={} runnable={} capacity={}", what,
-            c.front(), c.back(), group_type_name(static_cast<int>(s.group_type)), s.sum_nr_running,
-            s.idle_cpus, s.group_load, s.group_util, s.group_runnable, s.group_capacity);
+            "{} {}: {} nr_running={} idle_cpus={} load={} util={} runnable={} capacity={}", what,
+            machine::format_cpu_list(c), group_type_name(static_cast<int>(s.group_type)),
+            s.sum_nr_running, s.idle_cpus, s.group_load, s.group_util, s.group_runnable,
+            s.group_capacity);
       };
       explain_->step(desc("local", sds.local, sds.local_stat));
       if (sds.busiest >= 0) explain_->step(desc("busiest", sds.busiest, sds.busiest_stat));
