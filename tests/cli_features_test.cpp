@@ -73,6 +73,10 @@ TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {
   EXPECT_NE(r.out.find("--features: unknown feature 'SIS_PROPP'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("`schedtwin features` lists the flags"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  // --series lists every series whatever the profile: a profile beside it is a usage error.
+  r = run_bin("features --series --kernel v6.6", true);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("excludes --series"), std::string::npos) << r.out;
 }
 
 }  // namespace

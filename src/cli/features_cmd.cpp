@@ -28,17 +28,22 @@ void register_features_command(CLI::App& app) {
       "Print the feature flags of a kernel profile (after --features, applied as a run applies\n"
       "them) in the shape of /sys/kernel/debug/sched/features: every flag schedtwin models, NO_\n"
       "in front of those that are off. The line lists every flag whatever the profile, as\n"
-      "the flags are the model's: a profile's code reads only its own (PLACE_LAG,\n"
-      "PLACE_DEADLINE_INITIAL and RUN_TO_PARITY only from v6.6, SIS_UTIL only from v6.0).\n"
+      "the flags are the model's. Every profile reads every flag except PLACE_LAG,\n"
+      "PLACE_DEADLINE_INITIAL and RUN_TO_PARITY (read only by v6.6, EEVDF) and\n"
+      "GENTLE_FAIR_SLEEPERS, START_DEBIT and LAST_BUDDY (not read by v6.6); so SIS_UTIL on\n"
+      "v5.4 gives v6.0's scan budget on v5.4's idle search.\n"
       "--series prints what each series name stands for instead.");
-  sub->add_option("--kernel", opt->kernel,
-                  "Kernel profile: v5.3, v5.4, v5.6, v5.7, v5.17, v6.0, v6.6")
-      ->capture_default_str();
-  sub->add_option("--features", opt->features,
-                  "Feature list in the kernel's syntax, applied left to right on the profile "
-                  "(NO_ prefix turns a flag off; series names stand for their flags)");
+  CLI::Option* kernel = sub->add_option("--kernel", opt->kernel,
+                                        "Kernel profile: v5.3, v5.4, v5.6, v5.7, v5.17, v6.0, v6.6")
+                            ->capture_default_str();
+  CLI::Option* features =
+      sub->add_option("--features", opt->features,
+                      "Feature list in the kernel's syntax, applied left to right on the profile "
+                      "(NO_ prefix turns a flag off; series names stand for their flags)");
   sub->add_flag("--series", opt->series,
-                "Print each series name and the flags it stands for, one series a line");
+                "Print each series name and the flags it stands for, one series a line")
+      ->excludes(kernel)
+      ->excludes(features);
   sub->callback([opt] {
     if (opt->series) {
       for (const kernel::SeriesAlias& s : kernel::series_aliases()) {
