@@ -60,6 +60,20 @@ TEST(Balance, APinnedTaskIsNeverMoved) {
   EXPECT_NE(k.schedstat().find("domain0"), std::string::npos);
 }
 
+// /proc/schedstat prints a domain's span with %*pb: 32-bit hex chunks, the first only as
+// wide as nr_cpu_ids % 32 needs (lib/vsprintf.c bitmap_string). 4 CPUs in one cluster:
+// "f"; 2 x 20: the MC span of CPU 0 is 0-19 (five digits "fffff"), the top one 0-39 in
+// "ff,ffffffff".
+TEST(Balance, SchedstatMasksAreAsWideAsTheKernelPrintsThem) {
+  Kernel four(flat_machine(1, 4), config("v5.7"));
+  EXPECT_NE(four.schedstat().find("\ndomain0 f "), std::string::npos) << four.schedstat();
+  Kernel forty(flat_machine(2, 20), config("v5.7"));
+  const std::string s = forty.schedstat();
+  EXPECT_NE(s.find("\ncpu0 "), std::string::npos);
+  EXPECT_NE(s.find("\ndomain0 00,000fffff "), std::string::npos) << s.substr(0, 400);
+  EXPECT_NE(s.find("\ndomain1 ff,ffffffff "), std::string::npos) << s.substr(0, 400);
+}
+
 namespace {
 
 // Two tasks that have shared CPU 0 for 100 ms; CPU 1 of the same 2-CPU LLC is idle.

@@ -1056,15 +1056,18 @@ std::string KernelImpl::schedstat_text() const {
     for (size_t k = 0; k < rq.sd.size(); ++k) {
       const SchedDomain& sd = rq.sd[k];
       const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
-      // cpumask_pr_args with %*pb: hex words, most significant first, comma-separated.
+      // cpumask_pr_args with %*pb (lib/vsprintf.c bitmap_string, v5.4): 32-bit chunks, most
+      // significant first, comma-separated; the first is as wide as the bits it holds need
+      // (nr_cpu_ids % 32, rounded up to hex digits), the others 8 digits: 8 CPUs print "0f".
       std::string mask;
-      int words = (nr_cpus() + 31) / 32;
+      const int words = (nr_cpus() + 31) / 32;
+      const int top_bits = nr_cpus() % 32 == 0 ? 32 : nr_cpus() % 32;
       for (int w = words - 1; w >= 0; --w) {
         std::uint32_t bits = 0;
         for (int c : lvl.span)
           if (c / 32 == w) bits |= 1u << (c % 32);
         if (!mask.empty()) mask += ',';
-        mask += fmt::format("{:08x}", bits);
+        mask += fmt::format("{:0{}x}", bits, w == words - 1 ? (top_bits + 3) / 4 : 8);
       }
       out += fmt::format("domain{} {}", k, mask);
       for (int it = CPU_IDLE; it <= CPU_NEWLY_IDLE; ++it)
