@@ -84,3 +84,17 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
     EXPECT_EQ(rc.rc, 1) << c.text;
   }
 }
+
+// schbench -r takes whole seconds, so beside one a 0.3 s scenario runs on to 1 s; pingpong's
+// report still covers the 0.3 s the file asked for.
+TEST(CliRun, ReportsCoverDurationEvenWhenSchbenchRunsAWholeSecond) {
+  std::string f = write_temp("short.json", R"({ "machine": "hikey", "duration_s": 0.3,
+    "groups": { "a": {} }, "workloads": [ { "group": "a", "pingpong": ["--threads", "1"] },
+                                          { "group": "a", "schbench": ["-m", "1", "-t", "1"] } ] })");
+  Result r = run_bin("run " + f);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("Total "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/   0.30(s) ="), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/   1.00(s) ="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(schbench -r takes whole seconds: it ran 1 s)"), std::string::npos);
+}

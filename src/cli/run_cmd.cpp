@@ -45,6 +45,11 @@ struct Workload {
   workload::MessagingParams mp;
   workload::PingpongParams pp;
   bool hackbench = false;
+  // What messaging / pingpong had done when duration_s ended: their report covers exactly
+  // that window, even when a schbench keeps the run going to its next whole second.
+  workload::MessagingResult messaging_at_end;
+  bool messaging_finished = false;
+  workload::PingpongResult pingpong_at_end;
 };
 
 [[noreturn]] void bad(const std::string& file, const JNode& n, const std::string& what) {
@@ -244,8 +249,16 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   const auto t0 = std::chrono::steady_clock::now();
   const Time end = static_cast<Time>(duration_s * 1e9);
   k.run_until(end);
+  for (Workload& w : ws) {
+    if (w.messaging) {
+      w.messaging_finished = w.messaging->finished();
+      w.messaging_at_end = w.messaging->result();
+    }
+    if (w.pingpong) w.pingpong_at_end = w.pingpong->result();
+  }
   // schbench ends at the main thread's next once-a-second check and joins its threads:
   // let the run go on (at most a few seconds) until those that ran the duration finish.
+  // The other workloads go on meanwhile, as background; their reports stop at `end`.
   for (int extra = 0; extra < 50; ++extra) {
     bool pending = false;
     for (const Workload& w : ws) pending |= w.schbench && !w.schbench->finished();
@@ -269,12 +282,15 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     jw["group"] = w.group;
     if (w.schbench) {
       workload::SchbenchResult r = w.schbench->result();
+      if (whole_s != duration_s)
+        text += fmt::format("(schbench -r takes whole seconds: it ran {} s)\n", whole_s);
       text += schbench_text(r);
+      jw["runtime_s"] = whole_s;
       jw["wakeup_latency_us"] = schbench_latency_json(r.final_table);
       jw["samples"] = r.final_table.samples;
     } else if (w.messaging) {
-      workload::MessagingResult r = w.messaging->result();
-      if (w.messaging->finished()) {
+      const workload::MessagingResult& r = w.messaging_at_end;
+      if (w.messaging_finished) {
         text += w.hackbench ? hackbench_text(w.mp.groups, w.mp.fds, w.mp.loops, w.mp.datasize,
                                              w.mp.threads, r.total_time())
                             : perf_messaging_text(w.mp.groups, w.mp.fds, w.mp.threads,
@@ -284,9 +300,9 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         text += fmt::format("did not finish: {} messages in {} s\n", r.messages, duration_s);
       }
       jw["messages"] = r.messages;
-      jw["finished"] = w.messaging->finished();
+      jw["finished"] = w.messaging_finished;
     } else {
-      workload::PingpongResult r = w.pingpong->result();
+      const workload::PingpongResult& r = w.pingpong_at_end;
       text += pingpong_text(w.pp, r);
       jw["throughput_gbps"] = r.throughput_bps() / 1e9;
       jw["ops_per_s"] = r.ops_per_s();
