@@ -73,6 +73,16 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-m", "x"]}]})", "schbench arguments:"},
       {R"({"duration_s": 1, "bogus": 1, "workloads": [{"schbench": []}]})",
        "unknown key \"bogus\""},
+      // The file's machine, kernel and features are named by their place in it.
+      {R"({"duration_s": 1, "kernel": "v5.5", "workloads": [{"schbench": []}]})",
+       ":1:19: \"kernel\": unknown kernel profile 'v5.5' (known: v5.3"},
+      {R"({"duration_s": 1, "machine": "nope", "workloads": [{"schbench": []}]})",
+       ":1:19: \"machine\": unknown machine 'nope'"},
+      {R"({"duration_s": 1, "features": "FOO", "workloads": [{"schbench": []}]})",
+       ":1:19: \"features\": unknown feature 'FOO'"},
+      // An unsupported cgroup key is unknown whatever its value.
+      {R"({"duration_s": 1, "groups": {"g": {"cpu.max": "1 2"}}, "workloads": [{"schbench": []}]})",
+       "group \"g\": unknown key \"cpu.max\""},
   };
   int i = 0;
   for (const Case& c : cases) {

@@ -105,17 +105,20 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   double duration_s = 0;
   const JNode* groups = nullptr;
   const JNode* workloads = nullptr;
+  // The file's machine / kernel / features, when they stand (no command-line override): an
+  // error in one names its place in the file, not the option it stands for.
+  std::map<std::string, const JNode*> from_file;
   for (const auto& [k, v] : root.members) {
     auto str = [&file, &k = k, &v = v] {  // clang 14 cannot capture structured bindings
       if (v.kind != JNode::Kind::String) bad(file, v, fmt::format("\"{}\": expected a string", k));
       return v.s;
     };
     if (k == "machine") {
-      if (!ov.machine) c.machine = str();
+      if (!ov.machine) c.machine = str(), from_file["--machine"] = &v;
     } else if (k == "kernel") {
-      if (!ov.kernel) c.kernel = str();
+      if (!ov.kernel) c.kernel = str(), from_file["--kernel"] = &v;
     } else if (k == "features") {
-      if (!ov.features) c.features = str();
+      if (!ov.features) c.features = str(), from_file["--features"] = &v;
     } else if (k == "seed") {
       if (v.kind != JNode::Kind::Int || v.i < 0)
         bad(file, v, "\"seed\": expected a non-negative integer");
@@ -142,7 +145,19 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   if (!workloads) bad(file, root, "\"workloads\" is missing");
   if (duration_s <= 0) bad(file, root, "\"duration_s\" is missing");
 
-  Scenario s = make_scenario(c);
+  Scenario s = [&] {
+    try {
+      return make_scenario(c);
+    } catch (const InputError& e) {
+      // "--kernel: unknown kernel profile 'v5.5' ..." -> "FILE:L:C: "kernel": unknown ..."
+      const std::string what = e.what();
+      for (const auto& [option, node] : from_file)
+        if (what.rfind(option + ": ", 0) == 0)
+          bad(file, *node,
+              fmt::format("\"{}\": {}", option.substr(2), what.substr(option.size() + 2)));
+      throw;
+    }
+  }();
   kernel::Kernel k(s.machine, s.config);
   std::map<std::string, int> group_ids{{"", 0}, {"/", 0}};
   if (groups) {
@@ -152,6 +167,11 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       kernel::TaskGroupAttr a;
       a.name = "/" + name;
       for (const auto& [key, v] : g.members) {
+        if (key != "cpu.weight" && key != "cpu.idle" && key != "cpu.latency-nice")
+          bad(file, v,
+              fmt::format(
+                  "group \"{}\": unknown key \"{}\" (cpu.weight, cpu.idle, cpu.latency-nice)", name,
+                  key));
         if (!v.is_number() || v.kind == JNode::Kind::Float)
           bad(file, v, fmt::format("group \"{}\": \"{}\" expects an integer", name, key));
         if (key == "cpu.weight")
@@ -160,13 +180,9 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
           if (v.i != 0 && v.i != 1)
             bad(file, v, fmt::format("group \"{}\": \"cpu.idle\" is 0 or 1", name));
           a.idle = v.i == 1;
-        } else if (key == "cpu.latency-nice")
+        } else {
           a.latency_nice = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 1000));
-        else
-          bad(file, v,
-              fmt::format(
-                  "group \"{}\": unknown key \"{}\" (cpu.weight, cpu.idle, cpu.latency-nice)", name,
-                  key));
+        }
       }
       try {
         group_ids[name] = k.create_task_group(a);
