@@ -508,7 +508,7 @@ std::vector<Case> cases() {
        "run s.json --json out.json",
        1,
        "s.json:2:17: pingpong arguments: --kernel is an option of the whole run, not of one "
-       "workload"},
+       "workload: set the file's \"kernel\" or give it to `schedtwin run`"},
       // ---- sysfs snapshots ----
       {"SysfsMissingFile",
        {},

@@ -15,6 +15,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -76,12 +77,18 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
   }
   // The subcommand's parser knows the common options, but in a scenario they are the whole
   // run's: taken here, they would be dropped without a word.
-  for (const std::string& n : common_option_names())
-    if (app.count(n) > 0)
-      bad(file, arr,
-          fmt::format("{} arguments: {} is an option of the whole run, not of one workload: "
-                      "set it in the scenario file or give it to `schedtwin run`",
-                      kind, n));
+  static constexpr const char* kFileKeys[] = {"--machine", "--kernel", "--features", "--seed"};
+  for (const std::string& n : common_option_names()) {
+    if (app.count(n) == 0) continue;
+    const bool file_key =
+        std::find(std::begin(kFileKeys), std::end(kFileKeys), n) != std::end(kFileKeys);
+    bad(file, arr,
+        fmt::format(
+            "{} arguments: {} is an option of the whole run, not of one workload: {}", kind, n,
+            file_key
+                ? fmt::format("set the file's \"{}\" or give it to `schedtwin run`", n.substr(2))
+                : "give it to `schedtwin run`"));
+  }
 }
 
 // The limits a subcommand checks after parsing its options (UsageError on its command line)
