@@ -83,7 +83,7 @@ std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
   static const std::regex line(
       R"(^ *(.{1,16})-(\d+) +\[(\d{3})\] (\S{4}) +(\d+)\.(\d{6}): (\w+): (.*)$)");
   static const std::regex sw(
-      R"(^prev_comm=(.+) prev_pid=(\d+) prev_prio=(\d+) prev_state=(R|S|X) ==> next_comm=(.+) next_pid=(\d+) next_prio=(\d+)$)");
+      R"(^prev_comm=(.+) prev_pid=(\d+) prev_prio=(\d+) prev_state=(R\+?|S|X) ==> next_comm=(.+) next_pid=(\d+) next_prio=(\d+)$)");
   static const std::regex wake(R"(^comm=(.+) pid=(\d+) prio=(\d+) target_cpu=(\d{3})$)");
   static const std::regex mig(R"(^comm=(.+) pid=(\d+) prio=(\d+) orig_cpu=(\d+) dest_cpu=(\d+)$)");
   static const std::regex ex(R"(^comm=(.+) pid=(\d+) prio=(\d+)$)");
@@ -115,7 +115,8 @@ std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
       e.next_comm = f[5];
       e.next_pid = std::stoi(f[6]);
       EXPECT_EQ(e.common_pid, e.prev_pid) << l;
-    } else if ((e.name == "sched_waking" || e.name == "sched_wakeup_new") &&
+    } else if ((e.name == "sched_waking" || e.name == "sched_wakeup" ||
+                e.name == "sched_wakeup_new") &&
                std::regex_match(fields, f, wake)) {
       e.comm = f[1];
       e.pid = std::stoi(f[2]);
@@ -200,7 +201,11 @@ Decoded parse_protoc_text(const std::string& text) {
       if (key == "prev_comm") ev.prev_comm = unquote(val);
       if (key == "next_comm") ev.next_comm = unquote(val);
       if (key == "prev_state")
-        ev.prev_state = val == "0" ? "R" : val == "1" ? "S" : val == "16" ? "X" : "?" + val;
+        ev.prev_state = val == "0"     ? "R"
+                        : val == "256" ? "R+"
+                        : val == "1"   ? "S"
+                        : val == "16"  ? "X"
+                                       : "?" + val;
       if (key == "pid") ev.pid = std::stoi(val);
       if (key == "comm") ev.comm = unquote(val);
       if (key == "target_cpu") ev.target_cpu = std::stoi(val);
@@ -321,8 +326,20 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   EXPECT_EQ(count_named(text, "sched_process_exit"), 0u);
   // Every cfs_thread period ends in a timer wakeup: hundreds of sched_waking per thread.
   EXPECT_GT(count_named(text, "sched_waking"), 8u * 600u);
+  // Each of them puts the task on a run queue: one sched_wakeup each (none was running).
+  EXPECT_EQ(count_named(text, "sched_wakeup"), count_named(text, "sched_waking"));
+  // The SCHED_IDLE hogs are preempted by the waking cfs_threads: "R+", never plain "R"
+  // (nothing here yields; only the idle task leaves as "R").
+  std::size_t preempted = 0;
+  for (const Event& e : tsw) {
+    if (e.prev_pid != 0) {
+      EXPECT_NE(e.prev_state, "R") << e.prev_comm << " at " << e.ts_us;
+    }
+    preempted += e.prev_state == "R+";
+  }
+  EXPECT_GT(preempted, 100u);
   for (const Event& e : text) {
-    if (e.name == "sched_wakeup_new" || e.name == "sched_waking") {
+    if (e.name == "sched_wakeup_new" || e.name == "sched_waking" || e.name == "sched_wakeup") {
       EXPECT_GE(e.pid, 1);
       EXPECT_LE(e.pid, 13);
     }
@@ -336,6 +353,7 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   check_switch_consistency(psw, nr_cpus, false);  // bundles are per CPU: chain only
   check_same_switches(tsw, psw, nr_cpus);
   EXPECT_EQ(count_named(pb.events, "sched_waking"), count_named(text, "sched_waking"));
+  EXPECT_EQ(count_named(pb.events, "sched_wakeup"), count_named(text, "sched_wakeup"));
   EXPECT_EQ(count_named(pb.events, "sched_migrate_task"), count_named(text, "sched_migrate_task"));
   EXPECT_EQ(count_named(pb.events, "sched_wakeup_new"), 13u);
   // PELT counters: a thread track per task, util_avg within [0, 1024] (capacity 1024).

@@ -58,12 +58,14 @@ TEST(FtraceText, EventLinesInTheKernelLayout) {
   w.sched_process_exit(2000001000, 1, 1);
   w.sched_switch(2000001000, 1, 1, SwitchState::Dead, 2);
   w.sched_switch(2000002000, 1, 2, SwitchState::Running, kNoTask);
-  w.sched_wakeup(2000003000, 0, 0, 0);  // not written
-  w.pelt_cpu(2000003000, 0, 1, 2, 3);   // no ftrace event
-  EXPECT_EQ(w.events(), 8u);
+  w.sched_wakeup(2000003000, 0, 0, 0);
+  w.pelt_cpu(2000003000, 0, 1, 2, 3);  // no ftrace event
+  w.sched_switch(2000004000, 0, kNoTask, SwitchState::Running, 0);
+  w.sched_switch(2000005000, 0, 0, SwitchState::Preempted, 1);
+  EXPECT_EQ(w.events(), 11u);
   std::vector<std::string> l = lines(w.finish());
-  ASSERT_EQ(l.size(), 19u);
-  EXPECT_EQ(l[2], "# entries-in-buffer/entries-written: 8/8   #P:4");
+  ASSERT_EQ(l.size(), 22u);
+  EXPECT_EQ(l[2], "# entries-in-buffer/entries-written: 11/11   #P:4");
   EXPECT_EQ(l[11],
             "          <idle>-0     [001] d..2     0.123457: sched_switch: prev_comm=swapper/1 "
             "prev_pid=0 "
@@ -94,6 +96,15 @@ TEST(FtraceText, EventLinesInTheKernelLayout) {
       l[18],
       "           idler-3     [001] d..2     2.000002: sched_switch: prev_comm=idler prev_pid=3 "
       "prev_prio=139 prev_state=R ==> next_comm=swapper/1 next_pid=0 next_prio=120");
+  // ttwu_do_wakeup, under the wakee's rq lock: one preempt count above sched_waking's.
+  EXPECT_EQ(l[19],
+            "          <idle>-0     [000] d..4     2.000003: sched_wakeup: comm=worker pid=1 "
+            "prio=120 target_cpu=000");
+  // A preempted task leaves as "R+" (TASK_REPORT_MAX), as __schedule(true) traces it.
+  EXPECT_EQ(
+      l[21],
+      "          worker-1     [000] d..2     2.000005: sched_switch: prev_comm=worker prev_pid=1 "
+      "prev_prio=120 prev_state=R+ ==> next_comm=a_very_long_thr next_pid=2 next_prio=125");
 }
 
 TEST(FtraceText, StopsAtTheEventLimitAndSaysSo) {

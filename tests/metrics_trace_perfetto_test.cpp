@@ -44,8 +44,10 @@ TEST(PerfettoTrace, SystemInfoProcessTreeAndSchedEvents) {
   w.sched_switch(4000, 1, 1, SwitchState::Interruptible, kNoTask);
   w.sched_process_exit(5000, 0, 0);
   w.sched_switch(5000, 0, 0, SwitchState::Dead, kNoTask);
-  w.sched_wakeup(6000, 0, 1, 0);  // not written
-  EXPECT_EQ(w.events(), 8u);
+  w.sched_wakeup(6000, 0, 1, 0);
+  w.sched_switch(7000, 0, kNoTask, SwitchState::Running, 1);
+  w.sched_switch(8000, 0, 1, SwitchState::Preempted, kNoTask);
+  EXPECT_EQ(w.events(), 11u);
   pp::Trace t = parse(w.finish());
 
   ASSERT_GE(t.packet_size(), 2);
@@ -70,7 +72,7 @@ TEST(PerfettoTrace, SystemInfoProcessTreeAndSchedEvents) {
     if (p.has_ftrace_events())
       for (const pp::FtraceEvent& e : p.ftrace_events().event())
         by_cpu[p.ftrace_events().cpu()].push_back(e);
-  ASSERT_EQ(by_cpu[0].size(), 5u);
+  ASSERT_EQ(by_cpu[0].size(), 8u);
   ASSERT_EQ(by_cpu[1].size(), 3u);
 
   const pp::FtraceEvent& wn = by_cpu[0][0];
@@ -116,6 +118,13 @@ TEST(PerfettoTrace, SystemInfoProcessTreeAndSchedEvents) {
   EXPECT_EQ(by_cpu[0][3].sched_process_exit().prio(), 115);
   EXPECT_EQ(by_cpu[0][4].sched_switch().prev_state(), 16);  // X: EXIT_DEAD
   EXPECT_EQ(by_cpu[0][4].pid(), 1u);
+  ASSERT_TRUE(by_cpu[0][5].has_sched_wakeup());
+  EXPECT_EQ(by_cpu[0][5].timestamp(), 6000u);
+  EXPECT_EQ(by_cpu[0][5].sched_wakeup().pid(), 2);  // task 1 is helper, pid 2
+  EXPECT_EQ(by_cpu[0][5].sched_wakeup().success(), 1);
+  EXPECT_EQ(by_cpu[0][5].sched_wakeup().target_cpu(), 0);
+  // Preempted: TASK_REPORT_MAX (0x100), which Perfetto shows as "Runnable (Preempted)".
+  EXPECT_EQ(by_cpu[0][7].sched_switch().prev_state(), 256);
 }
 
 TEST(PerfettoTrace, CounterTracksPerTaskAndCpuWithUnchangedValuesSkipped) {

@@ -58,7 +58,8 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
                "Print /proc/schedstat (version 15) as it reads at the end of the run");
   sub.add_option(
       "--trace", o.trace_out,
-      "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup_new, "
+      "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup, "
+      "sched_wakeup_new, "
       "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
       "CPU (open in ui.perfetto.dev; at most 1 M events)");
   sub.add_option("--ftrace", o.ftrace_out,

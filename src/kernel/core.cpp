@@ -623,7 +623,7 @@ void KernelImpl::run_task_program(int cpu) {
         t2.step_kind = Step::Kind::Run;
         t2.remaining = 0;
         yield_task_fair(rq);
-        schedule(cpu);
+        schedule(cpu, false);
         return;
       case Step::Kind::Exit:
         t2.state = TaskState::Exited;
@@ -773,14 +773,16 @@ const TaskStats& KernelImpl::task_stats(TaskId id) const {
 }
 
 // __schedule (core.c v5.4) on `cpu`.
-void KernelImpl::schedule(int cpu) {
+void KernelImpl::schedule(int cpu, bool preempt) {
   Rq& rq = cpu_rq(cpu);
   settle(cpu);
   rq.need_resched = false;
   rq.sched_count++;
   TaskId prev = rq.curr;
   picking_cpu_ = cpu;
-  SwitchState prev_state = SwitchState::Running;
+  // The idle task leaves through schedule_idle(), __schedule(false): "R".
+  SwitchState prev_state =
+      preempt && prev != kNoTask ? SwitchState::Preempted : SwitchState::Running;
   if (prev != kNoTask) {
     Task& pt = task(prev);
     if (pt.state == TaskState::Blocked) prev_state = SwitchState::Interruptible;

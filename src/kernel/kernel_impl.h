@@ -80,10 +80,10 @@ enum : unsigned { NOHZ_BALANCE_KICK = 0x1, NOHZ_STATS_KICK = 0x2, NOHZ_KICK_MASK
 // struct lb_env (fair.c v5.7). `cpus` is the balancing mask: the domain span minus the
 // CPUs excluded by an epoch stamp in KernelImpl::lb_excluded_.
 struct lb_env {
-  int sd_idx = 0;       // index into the dst CPU's domains
+  int sd_idx = 0;  // index into the dst CPU's domains
   int src_cpu = -1;
   int dst_cpu = 0;
-  int dst_group = -1;   // dst_grpmask: the local group (none when newly idle)
+  int dst_group = -1;  // dst_grpmask: the local group (none when newly idle)
   int new_dst_cpu = -1;
   cpu_idle_type idle = CPU_NOT_IDLE;
   long imbalance = 0;
@@ -172,7 +172,8 @@ class KernelImpl {
   std::vector<TaskGroupRt> tg_rt_;  // same index as tgs_
   int create_task_group(const TaskGroupAttr& g);
   cfs_rq& tg_cfs_rq(int tg, int cpu) {
-    return tg == 0 ? rq_[static_cast<size_t>(cpu)].cfs : tg_rt_[static_cast<size_t>(tg)].cpu[static_cast<size_t>(cpu)].cfs;
+    return tg == 0 ? rq_[static_cast<size_t>(cpu)].cfs
+                   : tg_rt_[static_cast<size_t>(tg)].cpu[static_cast<size_t>(cpu)].cfs;
   }
   sched_entity* tg_se(int tg, int cpu) {
     return tg == 0 ? nullptr : &tg_rt_[static_cast<size_t>(tg)].cpu[static_cast<size_t>(cpu)].se;
@@ -244,7 +245,9 @@ class KernelImpl {
   void check_preempt_curr(int cpu, TaskId p, unsigned wake_flags);
   void resched_curr(int cpu);
   void kick_cpu(int cpu);  // deliver an IPI or wake a polling CPU
-  void schedule(int cpu);
+  // preempt: __schedule(true), a switch forced by need_resched; false for sched_yield (a
+  // runnable prev then shows as "R" rather than "R+" in sched_switch).
+  void schedule(int cpu, bool preempt = true);
   void run_task_program(int cpu);
   void settle(int cpu);
   void rearm_step(int cpu);
@@ -407,25 +410,30 @@ class KernelImpl {
   bool task_h_idle(const Task& p) const { return p.h_idle; }
   bool group_is_idle(int g) const;  // cpu.idle on the group or an ancestor
   int spawn_group_ = 0;             // group of tasks created with no parent task
-  bool cfs_rq_overloaded(const Rq& rq) const { return rq.cfs.h_nr_running - rq.cfs.idle_h_nr_running > 1; }
-  bool need_pull_cfs_task(const Rq& rq) const { return rq.cfs.h_nr_running == rq.cfs.idle_h_nr_running; }
+  bool cfs_rq_overloaded(const Rq& rq) const {
+    return rq.cfs.h_nr_running - rq.cfs.idle_h_nr_running > 1;
+  }
+  bool need_pull_cfs_task(const Rq& rq) const {
+    return rq.cfs.h_nr_running == rq.cfs.idle_h_nr_running;
+  }
   void update_overload_status(int cpu);
   int sched_idle_balance(int dst_cpu);
   void detach_task_lb(Task& p, int dst_cpu);
   void attach_task_lb(Task& p, int dst_cpu);
   bool lb_cpu_allowed(int cpu) const { return lb_excluded_[static_cast<size_t>(cpu)] != lb_epoch_; }
   const DomainLevel& level_of(int cpu, int sd_idx) const {
-    return levels_[static_cast<size_t>(rq_[static_cast<size_t>(cpu)].sd[static_cast<size_t>(sd_idx)].level_id)];
+    return levels_[static_cast<size_t>(
+        rq_[static_cast<size_t>(cpu)].sd[static_cast<size_t>(sd_idx)].level_id)];
   }
-  bool rd_overload_ = false;           // root_domain->overload: some CPU has > 1 task
+  bool rd_overload_ = false;                // root_domain->overload: some CPU has > 1 task
   std::vector<std::uint32_t> lb_excluded_;  // CPUs dropped from env->cpus in this load_balance
   std::uint32_t lb_epoch_ = 0;
-  std::vector<TaskId> lb_detached_;    // env->tasks
-  int lb_probes_ = 0;                  // CPUs whose statistics this balance pass read
+  std::vector<TaskId> lb_detached_;             // env->tasks
+  int lb_probes_ = 0;                           // CPUs whose statistics this balance pass read
   std::int64_t max_load_balance_interval_ = 1;  // jiffies
   struct {
     int nr_cpus = 0;
-    std::int64_t next_balance = 0;     // jiffies
+    std::int64_t next_balance = 0;  // jiffies
     std::int64_t next_blocked = 0;
     bool has_blocked = false;
   } nohz_;

@@ -13,7 +13,8 @@ namespace schedtwin::kernel {
 
 // prev_state of sched_switch, as the kernel's __trace_sched_switch_state reports it.
 enum class SwitchState : std::uint8_t {
-  Running,        // preempted: "R" (or "R+" with preemption) in ftrace
+  Running,        // runnable, switched out voluntarily (sched_yield, or the idle task): "R"
+  Preempted,      // runnable, preempted (__schedule(true): TASK_REPORT_MAX): "R+"
   Interruptible,  // blocked: "S"
   Dead,           // exited: "X"
 };

@@ -28,6 +28,8 @@ std::int64_t trace_prev_state(kernel::SwitchState s) {
   switch (s) {
     case kernel::SwitchState::Running:
       return 0;
+    case kernel::SwitchState::Preempted:
+      return 0x100;  // TASK_REPORT_MAX (v5.4)
     case kernel::SwitchState::Interruptible:
       return 0x01;  // TASK_INTERRUPTIBLE
     case kernel::SwitchState::Dead:
@@ -40,6 +42,8 @@ const char* trace_prev_state_text(kernel::SwitchState s) {
   switch (s) {
     case kernel::SwitchState::Running:
       return "R";
+    case kernel::SwitchState::Preempted:
+      return "R+";
     case kernel::SwitchState::Interruptible:
       return "S";
     case kernel::SwitchState::Dead:
@@ -104,7 +108,15 @@ void FtraceTextWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int targe
   end_line();
 }
 
-void FtraceTextWriter::sched_wakeup(Time, int, kernel::TaskId, int) {}
+// ttwu_do_wakeup runs with the wakee's rq lock held inside try_to_wake_up: one preempt
+// count more than sched_waking.
+void FtraceTextWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
+  if (!admit(t)) return;
+  context(t, cpu, "d..4", "sched_wakeup");
+  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
+                 comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
+  end_line();
+}
 
 void FtraceTextWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   if (!admit(t)) return;

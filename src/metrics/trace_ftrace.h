@@ -45,7 +45,7 @@ int trace_prio(const kernel::Kernel& k, kernel::TaskId t);
 // so the exit_state shows. A process whose parent reaps it would be EXIT_ZOMBIE ("Z",
 // 0x20); the model does not tell them apart and reports every exit as autoreaped.
 std::int64_t trace_prev_state(kernel::SwitchState s);
-const char* trace_prev_state_text(kernel::SwitchState s);  // "R", "S", "X"
+const char* trace_prev_state_text(kernel::SwitchState s);  // "R", "R+", "S", "X"
 
 // trace_comm, computed once per task and per idle task (writers look comms up millions of
 // times). References stay valid while the cache grows (deque), so two may be held at once.

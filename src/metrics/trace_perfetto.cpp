@@ -256,7 +256,17 @@ void PerfettoTraceWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int ta
   m.maybe_flush();
 }
 
-void PerfettoTraceWriter::sched_wakeup(Time, int, kernel::TaskId, int) {}
+void PerfettoTraceWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
+  Impl& m = *impl_;
+  if (!m.admit(t)) return;
+  pp::SchedWakeupFtraceEvent* w = m.event(t, cpu)->mutable_sched_wakeup();
+  w->set_comm(m.comms.of(p, cpu));
+  w->set_pid(trace_pid(p));
+  w->set_prio(trace_prio(m.k, p));
+  w->set_success(1);
+  w->set_target_cpu(target_cpu);
+  m.maybe_flush();
+}
 
 void PerfettoTraceWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
