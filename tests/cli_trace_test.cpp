@@ -147,6 +147,7 @@ struct Decoded {
   std::map<std::uint64_t, std::string> track_name;
   std::map<std::string, std::vector<std::int64_t>> samples;  // by track name
   std::set<int> thread_tracks;                               // pids with a thread track
+  std::map<int, int> ppid;                                   // process_tree: pid -> ppid
 };
 
 std::string unquote(const std::string& v) {
@@ -158,6 +159,7 @@ Decoded parse_protoc_text(const std::string& text) {
   Decoded d;
   std::vector<std::string> stack;
   int bundle_cpu = -1;
+  int proc_pid = -1;
   Event ev;
   std::uint64_t te_track = 0, td_uuid = 0;
   std::int64_t te_value = 0;
@@ -215,6 +217,8 @@ Decoded parse_protoc_text(const std::string& text) {
     if (top == "track_descriptor" && key == "uuid") td_uuid = std::stoull(val);
     if (top == "track_descriptor" && key == "name") td_name = unquote(val);
     if (top == "thread" && key == "tid") d.thread_tracks.insert(std::stoi(val));
+    if (top == "processes" && key == "pid") proc_pid = std::stoi(val);
+    if (top == "processes" && key == "ppid") d.ppid[proc_pid] = std::stoi(val);
     if (top == "track_event" && key == "track_uuid") te_track = std::stoull(val);
     if (top == "track_event" && key == "counter_value") te_value = std::stoll(val);
   }
@@ -418,6 +422,10 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
   check_same_switches(tsw, psw, 8);
   EXPECT_EQ(count_named(pb.events, "sched_process_exit"), tasks);
   EXPECT_EQ(count_named(pb.events, "sched_wakeup_new"), tasks);
+  // The parent (pid 1) forks every sender and receiver; it has no parent task itself.
+  ASSERT_EQ(pb.ppid.size(), tasks);
+  EXPECT_EQ(pb.ppid.at(1), 0);
+  for (int pid = 2; pid <= static_cast<int>(tasks); ++pid) EXPECT_EQ(pb.ppid.at(pid), 1) << pid;
   fs::remove_all(d);
 }
 

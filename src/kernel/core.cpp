@@ -271,6 +271,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
             : current_ != kNoTask ? task(current_).group
                                   : spawn_group_;
   t.latency_nice = tgs_[static_cast<size_t>(t.group)].latency_nice;  // cpu_cgroup_fork
+  t.parent = current_;
   set_load_weight(t);
   t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
   t.state = TaskState::Waking;
@@ -764,6 +765,7 @@ void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
 const TaskStats& KernelImpl::task_stats(TaskId id) const {
   const Task& t = tasks_[static_cast<size_t>(id)];
   stats_scratch_.fork_cpu = t.fork_cpu;
+  stats_scratch_.parent = t.parent;
   stats_scratch_.nr_wakeups = t.nr_wakeups;
   stats_scratch_.nr_migrations = t.nr_migrations;
   stats_scratch_.nr_switches = t.nr_switches;

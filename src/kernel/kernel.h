@@ -9,18 +9,18 @@
 #include <vector>
 
 #include "engine/time.h"
+#include "kernel/explain.h"
 #include "kernel/features.h"
 #include "kernel/task_api.h"
-#include "kernel/explain.h"
 #include "kernel/trace.h"
 #include "machine/machine.h"
 
 namespace schedtwin::kernel {
 
 struct Config {
-  Profile profile;       // kernel release preset with feature flags applied
+  Profile profile;  // kernel release preset with feature flags applied
   std::uint64_t seed = 1;
-  int hz = 0;            // 0: the machine's build
+  int hz = 0;  // 0: the machine's build
   // --check: verify the model's invariants after every event (also on when the
   // environment has SCHEDTWIN_CHECK=1, as the test suite sets it).
   bool check = false;
@@ -40,11 +40,12 @@ struct CheckError : std::runtime_error {
 
 // Per-task figures the kernel accounts (schedstat-like), in ns unless noted.
 struct TaskStats {
-  int fork_cpu = -1;          // CPU chosen by wake_up_new_task
+  int fork_cpu = -1;        // CPU chosen by wake_up_new_task
+  TaskId parent = kNoTask;  // the task whose program created it; kNoTask from outside any task
   std::int64_t nr_wakeups = 0;
   std::int64_t nr_migrations = 0;
   std::int64_t nr_switches = 0;
-  Time run_delay = 0;         // time spent runnable but waiting (sched_info.run_delay)
+  Time run_delay = 0;  // time spent runnable but waiting (sched_info.run_delay)
   Time sum_exec_runtime = 0;
 };
 
@@ -54,19 +55,19 @@ struct TaskStats {
 // asym_packing, imbalanced, overloaded) and the group's nr_running (0, 1, 2, 3, 4+).
 struct LbStats {
   std::uint64_t classified[3][6][5] = {};
-  std::uint64_t migrations = 0;        // tasks moved by load_balance (all types)
-  std::uint64_t active_migrations = 0; // tasks moved by the active-balance stopper
+  std::uint64_t migrations = 0;         // tasks moved by load_balance (all types)
+  std::uint64_t active_migrations = 0;  // tasks moved by the active-balance stopper
 };
-const char* group_type_name(int type);   // "has_spare", ...
-const char* balance_type_name(int idle); // "idle", "busy", "newly_idle"
+const char* group_type_name(int type);    // "has_spare", ...
+const char* balance_type_name(int idle);  // "idle", "busy", "newly_idle"
 
 // A task group as cgroup v2 shapes it (cpu controller). Group 0 is the root.
 struct TaskGroupAttr {
-  std::string name;       // path, e.g. "/batch"
-  int parent = 0;         // parent group id
-  int weight = 100;       // cpu.weight, 1..10000 (kernel shares = weight * 1024 / 100)
-  bool idle = false;      // cpu.idle (v5.15+)
-  int latency_nice = 5;   // cpu.latency-nice of the latency-nice RFC, 1..100 (default 5)
+  std::string name;      // path, e.g. "/batch"
+  int parent = 0;        // parent group id
+  int weight = 100;      // cpu.weight, 1..10000 (kernel shares = weight * 1024 / 100)
+  bool idle = false;     // cpu.idle (v5.15+)
+  int latency_nice = 5;  // cpu.latency-nice of the latency-nice RFC, 1..100 (default 5)
 };
 inline constexpr int kLatencyNiceMin = 1, kLatencyNiceMax = 100, kLatencyNiceDefault = 5;
 
@@ -126,7 +127,7 @@ class Kernel {
 
   // Runs events until simulated time `end` (exclusive) or until no event is left.
   void run_until(Time end);
-  std::uint64_t events() const;       // events dispatched so far
+  std::uint64_t events() const;  // events dispatched so far
   std::uint64_t context_switches() const;
   const LbStats& lb_stats() const;
   const CheckStats& check_stats() const;

@@ -169,8 +169,9 @@ struct alignas(64) Task {
   std::int64_t nr_wakeups = 0, nr_migrations = 0, nr_switches = 0;
   Time run_delay = 0;
   int fork_cpu = -1;
-  int group = 0;                    // task group id
-  int latency_nice = 5;             // from the group (latency-nice RFC)
+  TaskId parent = kNoTask;  // the task that forked it (real_parent); none: a workload's first
+  int group = 0;            // task group id
+  int latency_nice = 5;     // from the group (latency-nice RFC)
   unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list
 };
 

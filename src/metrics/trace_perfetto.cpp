@@ -163,7 +163,8 @@ struct PerfettoTraceWriter::Impl {
         const std::string comm = trace_comm(k, t, 0);
         pp::ProcessTree::Process* proc = tree->add_processes();
         proc->set_pid(pid);
-        proc->set_ppid(0);
+        const kernel::TaskId parent = k.task_stats(t).parent;
+        proc->set_ppid(parent == kernel::kNoTask ? 0 : trace_pid(parent));
         proc->add_cmdline(comm);
         pp::ProcessTree::Thread* th = tree->add_threads();
         th->set_tid(pid);
