@@ -80,6 +80,11 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
        ":1:19: \"machine\": unknown machine 'nope'"},
       {R"({"duration_s": 1, "features": "FOO", "workloads": [{"schbench": []}]})",
        ":1:19: \"features\": unknown feature 'FOO'"},
+      // Duplicate keys (the reader keeps them, as rt-app files need) are refused here.
+      {R"({"duration_s": 1, "machine": "hikey", "machine": "xeon-2s-88", "workloads": [{"schbench": []}]})",
+       ":1:39: \"machine\" appears twice (first at 1:19)"},
+      {R"({"duration_s": 1, "groups": {"g": {}, "g": {}}, "workloads": [{"schbench": []}]})",
+       "\"g\" appears twice"},
       // An unsupported cgroup key is unknown whatever its value.
       {R"({"duration_s": 1, "groups": {"g": {"cpu.max": "1 2"}}, "workloads": [{"schbench": []}]})",
        "group \"g\": unknown key \"cpu.max\""},

@@ -57,6 +57,19 @@ struct Workload {
   throw InputError(fmt::format("{}:{}:{}: {}", file, n.line, n.col, what));
 }
 
+// The relaxed JSON reader keeps duplicate keys (rt-app's grammar gives them a meaning); in a
+// scenario one is a slip that would silently take the last value, so it is refused.
+void refuse_duplicate_keys(const std::string& file, const JNode& obj) {
+  std::map<std::string, const JNode*> seen;
+  for (const auto& [key, v] : obj.members) {
+    auto [it, fresh] = seen.emplace(key, &v);
+    if (!fresh)
+      bad(file, v,
+          fmt::format("\"{}\" appears twice (first at {}:{})", key, it->second->line,
+                      it->second->col));
+  }
+}
+
 // Parses a workload's arguments with its subcommand's own option definitions.
 template <typename Args, typename Define>
 void parse_args(const std::string& file, const JNode& arr, const std::string& kind, Args& a,
@@ -109,6 +122,7 @@ auto checked(const std::string& file, const JNode& args, const std::string& kind
 ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& file, CommonOptions c,
                              const ScenarioOverrides& ov) {
   if (root.kind != JNode::Kind::Object) bad(file, root, "expected an object");
+  refuse_duplicate_keys(file, root);
   double duration_s = 0;
   const JNode* groups = nullptr;
   const JNode* workloads = nullptr;
@@ -168,9 +182,11 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   kernel::Kernel k(s.machine, s.config);
   std::map<std::string, int> group_ids{{"", 0}, {"/", 0}};
   if (groups) {
+    refuse_duplicate_keys(file, *groups);
     for (const auto& [name, g] : groups->members) {
       if (g.kind != JNode::Kind::Object)
         bad(file, g, fmt::format("group \"{}\": expected an object", name));
+      refuse_duplicate_keys(file, g);
       kernel::TaskGroupAttr a;
       a.name = "/" + name;
       for (const auto& [key, v] : g.members) {
@@ -203,6 +219,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   const int whole_s = std::max(1, static_cast<int>(std::ceil(duration_s)));
   for (const JNode& w : workloads->items) {
     if (w.kind != JNode::Kind::Object) bad(file, w, "a workload is an object");
+    refuse_duplicate_keys(file, w);
     Workload x;
     const JNode* args = nullptr;
     for (const auto& [key, v] : w.members) {
