@@ -100,30 +100,29 @@ void FtraceTextWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
   curr_.set(cpu, next);
 }
 
-void FtraceTextWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
+// sched_waking, sched_wakeup and sched_wakeup_new: one event class (sched_wakeup_template),
+// one line shape; only the flags' preempt count and the event name differ.
+void FtraceTextWriter::wakeup_line(Time t, int cpu, const char* flags, const char* event,
+                                   kernel::TaskId p, int target_cpu) {
   if (!admit(t)) return;
-  context(t, cpu, "d..3", "sched_waking");
+  context(t, cpu, flags, event);
   fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
                  comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
   end_line();
+}
+
+void FtraceTextWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
+  wakeup_line(t, cpu, "d..3", "sched_waking", p, target_cpu);
 }
 
 // ttwu_do_wakeup runs with the wakee's rq lock held inside try_to_wake_up: one preempt
 // count more than sched_waking.
 void FtraceTextWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
-  if (!admit(t)) return;
-  context(t, cpu, "d..4", "sched_wakeup");
-  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
-                 comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
-  end_line();
+  wakeup_line(t, cpu, "d..4", "sched_wakeup", p, target_cpu);
 }
 
 void FtraceTextWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
-  if (!admit(t)) return;
-  context(t, cpu, "d..3", "sched_wakeup_new");
-  fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
-                 comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
-  end_line();
+  wakeup_line(t, cpu, "d..3", "sched_wakeup_new", p, target_cpu);
 }
 
 void FtraceTextWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu,

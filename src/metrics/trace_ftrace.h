@@ -111,6 +111,8 @@ class FtraceTextWriter final : public kernel::TraceSink {
   bool admit(Time t);
   void context(Time t, int cpu, const char* flags, const char* event);
   void end_line();
+  void wakeup_line(Time t, int cpu, const char* flags, const char* event, kernel::TaskId p,
+                   int target_cpu);
 
   const kernel::Kernel& k_;
   std::uint64_t max_events_;

@@ -245,39 +245,42 @@ void PerfettoTraceWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
   m.curr.set(cpu, next);
 }
 
+namespace {
+
+// sched_waking, sched_wakeup and sched_wakeup_new share one field layout (the kernel's
+// DECLARE_EVENT_CLASS sched_wakeup_template).
+template <class Event>
+void fill_wakeup(Event* w, const std::string& comm, int pid, int prio, int target_cpu) {
+  w->set_comm(comm);
+  w->set_pid(pid);
+  w->set_prio(prio);
+  w->set_success(1);
+  w->set_target_cpu(target_cpu);
+}
+
+}  // namespace
+
 void PerfettoTraceWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
   if (!m.admit(t)) return;
-  pp::SchedWakingFtraceEvent* w = m.event(t, cpu)->mutable_sched_waking();
-  w->set_comm(m.comms.of(p, cpu));
-  w->set_pid(trace_pid(p));
-  w->set_prio(trace_prio(m.k, p));
-  w->set_success(1);
-  w->set_target_cpu(target_cpu);
+  fill_wakeup(m.event(t, cpu)->mutable_sched_waking(), m.comms.of(p, cpu), trace_pid(p),
+              trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
 }
 
 void PerfettoTraceWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
   if (!m.admit(t)) return;
-  pp::SchedWakeupFtraceEvent* w = m.event(t, cpu)->mutable_sched_wakeup();
-  w->set_comm(m.comms.of(p, cpu));
-  w->set_pid(trace_pid(p));
-  w->set_prio(trace_prio(m.k, p));
-  w->set_success(1);
-  w->set_target_cpu(target_cpu);
+  fill_wakeup(m.event(t, cpu)->mutable_sched_wakeup(), m.comms.of(p, cpu), trace_pid(p),
+              trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
 }
 
 void PerfettoTraceWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
   if (!m.admit(t)) return;
-  pp::SchedWakeupNewFtraceEvent* w = m.event(t, cpu)->mutable_sched_wakeup_new();
-  w->set_comm(m.comms.of(p, cpu));
-  w->set_pid(trace_pid(p));
-  w->set_prio(trace_prio(m.k, p));
-  w->set_success(1);
-  w->set_target_cpu(target_cpu);
+  fill_wakeup(m.event(t, cpu)->mutable_sched_wakeup_new(), m.comms.of(p, cpu), trace_pid(p),
+              trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
 }
 
