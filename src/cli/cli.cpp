@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <exception>
 #include <string>
@@ -8,13 +9,16 @@
 #include <vector>
 
 #include "engine/error.h"
+#include "kernel/features.h"
 
 namespace schedtwin::cli {
 
 void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--machine", o.machine, "Machine preset name or machine file (JSON)")
       ->capture_default_str();
-  sub.add_option("--kernel", o.kernel, "Kernel profile: v5.3, v5.4, ...")->capture_default_str();
+  sub.add_option("--kernel", o.kernel,
+                 fmt::format("Kernel profile: {}", fmt::join(kernel::profile_names(), ", ")))
+      ->capture_default_str();
   sub.add_option("--features", o.features,
                  "Feature list in the kernel's syntax, applied left to right on the profile "
                  "(NO_ prefix turns a flag off; series names stand for their flags)");

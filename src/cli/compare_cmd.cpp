@@ -1,6 +1,7 @@
 #include "cli/compare_cmd.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -262,12 +263,6 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
 // ---- the table ---------------------------------------------------------------------------------
 
 // Fixed-point with `d` decimals; never "-0.00".
@@ -334,7 +329,7 @@ std::string change(const kernel::Profile& base, const kernel::Profile& with) {
     parts.push_back(fmt::format("busy_factor {} -> {}, imbalance_pct {} -> {}", base.busy_factor,
                                 with.busy_factor, base.default_imbalance_pct,
                                 with.default_imbalance_pct));
-  return parts.empty() ? "same as base" : join(parts, " ");
+  return parts.empty() ? "same as base" : fmt::format("{}", fmt::join(parts, " "));
 }
 
 nlohmann::json profile_json(const std::string& spec, const kernel::Profile& p) {
@@ -502,7 +497,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   std::vector<std::string> quoted;
   for (const auto& a : r.args) quoted.push_back(shell_quote(a));
   std::string& txt = out.text;
-  txt += fmt::format("compare: {}\n", join(quoted, " "));
+  txt += fmt::format("compare: {}\n", fmt::join(quoted, " "));
   txt += fmt::format("machine: {}\n", sc.machine.name);
   txt += fmt::format("base:    {} = {}\n",
                      r.base_spec.empty() ? "(default)" : shell_quote(r.base_spec), describe(base));

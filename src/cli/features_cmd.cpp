@@ -2,6 +2,7 @@
 // run would use, printed as the kernel prints /sys/kernel/debug/sched/features, so that a
 // developer can diff them against a real machine's.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <string>
@@ -33,9 +34,10 @@ void register_features_command(CLI::App& app) {
       "GENTLE_FAIR_SLEEPERS, START_DEBIT and LAST_BUDDY (not read by v6.6); so SIS_UTIL on\n"
       "v5.4 gives v6.0's scan budget on v5.4's idle search.\n"
       "--series prints what each series name stands for instead.");
-  CLI::Option* kernel = sub->add_option("--kernel", opt->kernel,
-                                        "Kernel profile: v5.3, v5.4, v5.6, v5.7, v5.17, v6.0, v6.6")
-                            ->capture_default_str();
+  CLI::Option* kernel =
+      sub->add_option("--kernel", opt->kernel,
+                      fmt::format("Kernel profile: {}", fmt::join(kernel::profile_names(), ", ")))
+          ->capture_default_str();
   CLI::Option* features =
       sub->add_option("--features", opt->features,
                       "Feature list in the kernel's syntax, applied left to right on the profile "

@@ -128,18 +128,21 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   const JNode* workloads = nullptr;
   // The file's machine / kernel / features, when they stand (no command-line override): an
   // error in one names its place in the file, not the option it stands for.
-  std::map<std::string, const JNode*> from_file;
+  InputLabels where;
   for (const auto& [k, v] : root.members) {
     auto str = [&file, &k = k, &v = v] {  // clang 14 cannot capture structured bindings
       if (v.kind != JNode::Kind::String) bad(file, v, fmt::format("\"{}\": expected a string", k));
       return v.s;
     };
+    auto place = [&file, &k = k, &v = v] {
+      return fmt::format("{}:{}:{}: \"{}\"", file, v.line, v.col, k);
+    };
     if (k == "machine") {
-      if (!ov.machine) c.machine = str(), from_file["--machine"] = &v;
+      if (!ov.machine) c.machine = str(), where.machine = place();
     } else if (k == "kernel") {
-      if (!ov.kernel) c.kernel = str(), from_file["--kernel"] = &v;
+      if (!ov.kernel) c.kernel = str(), where.kernel = place();
     } else if (k == "features") {
-      if (!ov.features) c.features = str(), from_file["--features"] = &v;
+      if (!ov.features) c.features = str(), where.features = place();
     } else if (k == "seed") {
       if (v.kind != JNode::Kind::Int || v.i < 0)
         bad(file, v, "\"seed\": expected a non-negative integer");
@@ -166,19 +169,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   if (!workloads) bad(file, root, "\"workloads\" is missing");
   if (duration_s <= 0) bad(file, root, "\"duration_s\" is missing");
 
-  Scenario s = [&] {
-    try {
-      return make_scenario(c);
-    } catch (const InputError& e) {
-      // "--kernel: unknown kernel profile 'v5.5' ..." -> "FILE:L:C: "kernel": unknown ..."
-      const std::string what = e.what();
-      for (const auto& [option, node] : from_file)
-        if (what.rfind(option + ": ", 0) == 0)
-          bad(file, *node,
-              fmt::format("\"{}\": {}", option.substr(2), what.substr(option.size() + 2)));
-      throw;
-    }
-  }();
+  Scenario s = make_scenario(c, where);
   kernel::Kernel k(s.machine, s.config);
   std::map<std::string, int> group_ids{{"", 0}, {"/", 0}};
   if (groups) {

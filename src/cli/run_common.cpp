@@ -17,13 +17,13 @@
 
 namespace schedtwin::cli {
 
-Scenario make_scenario(const CommonOptions& o) {
+Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   // Before any simulation: a run must not end in "cannot write" after its work is done.
   if (!o.json_out.empty()) check_json_output(o.json_out);
   Scenario s;
-  s.machine = machine::load_machine(o.machine, "--machine");
-  s.config.profile = kernel::make_profile(o.kernel);
-  kernel::apply_features(s.config.profile.features, o.features, "--features");
+  s.machine = machine::load_machine(o.machine, where.machine);
+  s.config.profile = kernel::make_profile(o.kernel, where.kernel);
+  kernel::apply_features(s.config.profile.features, o.features, where.features);
   s.config.seed = o.seed;
   s.config.hz = o.hz;
   s.config.check = o.check;

@@ -19,9 +19,16 @@ struct Scenario {
   kernel::Config config;
 };
 
-// Loads the machine and resolves the profile and feature list (InputError on bad names);
-// checks first that o.json_out, if set, can be written (check_output_file).
-Scenario make_scenario(const CommonOptions& o);
+// What an error in the machine, kernel or feature names is attributed to: the options by
+// default, a scenario file's place ("run.json:3:14: \"kernel\"") for values from a file.
+struct InputLabels {
+  std::string machine = "--machine", kernel = "--kernel", features = "--features";
+};
+
+// Loads the machine and resolves the profile and feature list (InputError on bad names,
+// naming `where`); checks first that o.json_out, if set, can be written (check_output_file)
+// and that no two output options name one file (check_distinct_outputs).
+Scenario make_scenario(const CommonOptions& o, const InputLabels& where = {});
 
 // schema_version, command, machine, kernel, features, seed, sim_time_s, wall_time_s, events.
 nlohmann::json common_json(const std::string& command, const Scenario& s, const kernel::Kernel& k,

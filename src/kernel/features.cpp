@@ -1,6 +1,7 @@
 #include "kernel/features.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <array>
 
@@ -90,7 +91,7 @@ std::vector<std::string> profile_names() {
   return {"v5.3", "v5.4", "v5.6", "v5.7", "v5.17", "v6.0", "v6.6"};
 }
 
-Profile make_profile(std::string_view name) {
+Profile make_profile(std::string_view name, std::string_view what) {
   Profile p;
   p.name = std::string(name);
   if (name == "v5.3")
@@ -107,11 +108,9 @@ Profile make_profile(std::string_view name) {
     p.version = 600;
   else if (name == "v6.6")
     p.version = 606;
-  else {
-    std::string known;
-    for (const auto& n : profile_names()) known += (known.empty() ? "" : ", ") + n;
-    throw InputError(fmt::format("--kernel: unknown kernel profile '{}' (known: {})", name, known));
-  }
+  else
+    throw InputError(fmt::format("{}: unknown kernel profile '{}' (known: {})", what, name,
+                                 fmt::join(profile_names(), ", ")));
   FeatureSet& f = p.features;
   // kernel/sched/features.h defaults common to v5.3..v5.19.
   for (Feature x : {Feature::GENTLE_FAIR_SLEEPERS, Feature::START_DEBIT, Feature::LAST_BUDDY,
@@ -158,13 +157,12 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
       }
     Feature f;
     if (!lookup(name, f)) {
-      std::string series;
-      for (const SeriesAlias& s : series_aliases())
-        series += (series.empty() ? "" : ", ") + std::string(s.name);
+      std::vector<std::string_view> series;
+      for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
       throw InputError(fmt::format(
           "{}: unknown feature '{}' (expected a flag such as SIS_PROP or NO_SIS_PROP, or a series: "
           "{}; `schedtwin features` lists the flags)",
-          what, item, series));
+          what, item, fmt::join(series, ", ")));
     }
     set.set(f, on);
   });
@@ -178,18 +176,14 @@ Profile parse_spec(std::string_view spec, const Profile& base, std::string_view 
   bool known = false;
   for (const auto& n : profile_names())
     if (first == n) {
-      p = make_profile(first);
+      p = make_profile(first, what);
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
       known = true;
       break;
     }
   // "v9.9" is a profile name nobody has, not a feature: say so, with the known ones.
-  if (!known && first.size() >= 2 && first[0] == 'v' && first[1] >= '0' && first[1] <= '9') {
-    std::string names;
-    for (const auto& n : profile_names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError(
-        fmt::format("{}: unknown kernel profile '{}' (known: {})", what, first, names));
-  }
+  if (!known && first.size() >= 2 && first[0] == 'v' && first[1] >= '0' && first[1] <= '9')
+    make_profile(first, what);  // throws: unknown kernel profile, with the known ones
   apply_features(p.features, rest, what);
   return p;
 }

@@ -11,8 +11,9 @@ namespace schedtwin::kernel {
 #define SCHEDTWIN_FEATURES(X)                                                                      \
   /* mainline kernel/sched/features.h */                                                           \
   X(GENTLE_FAIR_SLEEPERS)                                                                          \
-  X(START_DEBIT) X(NEXT_BUDDY) X(LAST_BUDDY) X(CACHE_HOT_BUDDY) X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) \
-      X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS)                    \
+  X(START_DEBIT)                                                                                   \
+  X(NEXT_BUDDY) X(LAST_BUDDY) X(CACHE_HOT_BUDDY) X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) \
+      X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS)                                   \
           X(UTIL_EST) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                      \
       X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                       \
           X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */      \
@@ -71,8 +72,8 @@ const std::vector<SeriesAlias>& series_aliases();
 
 // Known profile names, oldest first.
 std::vector<std::string> profile_names();
-// Throws InputError naming the option if the name is unknown.
-Profile make_profile(std::string_view name);
+// Throws InputError naming `what` (the option, or a file's place) if the name is unknown.
+Profile make_profile(std::string_view name, std::string_view what = "--kernel");
 
 // Applies a kernel-syntax feature list ("NO_SIS_PROP,latency-nice,...") left to
 // right. Series names stand for their flags. Throws InputError on unknown names

@@ -1,6 +1,7 @@
 #include "machine/machine_file.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -22,15 +23,6 @@ namespace schedtwin::machine {
 namespace {
 
 using nlohmann::json;
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const std::string& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
 
 // Line and column (1-based, columns in characters) of every value of a machine file, by the
 // JSON path the errors use ("", "topology", "topology.cpus[3].core"): a value in an object is
@@ -199,8 +191,7 @@ class Reader {
     for (auto it = obj.begin(); it != obj.end(); ++it)
       if (!allowed.count(it.key()))
         fail(child(path, it.key()),
-             fmt::format("unknown key (expected one of: {})",
-                         join(std::vector<std::string>(allowed.begin(), allowed.end()), ", ")));
+             fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
     for (const std::string& k : required)
       if (!obj.contains(k)) fail(child(path, k), "missing");
   }
@@ -845,7 +836,7 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
     if (!looks_like_path && !std::filesystem::exists(path, ec))
       throw InputError(fmt::format("{}{}unknown machine '{}': not a preset ({}) nor a machine file",
                                    option, option.empty() ? "" : ": ", name_or_path,
-                                   join(preset_names(), ", ")));
+                                   fmt::join(preset_names(), ", ")));
     throw InputError(
         fmt::format("{}: cannot read machine file ({})", name_or_path,
                     std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
