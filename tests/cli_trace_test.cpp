@@ -448,8 +448,40 @@ TEST(CliTrace, BadTracePathsFailBeforeSimulating) {
   r = run("messaging -g 1 -l 1 --trace " + (d / "x").string() + " --ftrace " + (d / "x").string(),
           d);
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("expected two different files"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("one file for two outputs"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(d / "x"));
+  fs::remove_all(d);
+}
+
+// Found by a fresh-user trial: output went to PATH.tmp renamed onto PATH, which replaced a
+// symbolic link by a file and, run as root, a device such as /dev/null by a regular file.
+// A link is followed (it stays a link), a device is written in place: /dev/full's ENOSPC
+// reaches the user as a failed write.
+TEST(CliTrace, OutputsFollowLinksAndWriteDevicesInPlace) {
+  fs::path d = tmpdir("links");
+  fs::create_symlink("target.json", d / "link.json");
+  fs::create_symlink("target.ftrace", d / "link.ftrace");
+  const std::string link = (d / "link.json").string();
+  Result r =
+      run("messaging -g 1 -l 1 --json " + link + " --ftrace " + (d / "link.ftrace").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(fs::is_symlink(d / "link.json"));
+  EXPECT_TRUE(fs::is_symlink(d / "link.ftrace"));
+  EXPECT_NE(slurp(d / "target.json").find("\"total_time_s\""), std::string::npos);
+  EXPECT_NE(slurp(d / "target.ftrace").find("sched_switch"), std::string::npos);
+  EXPECT_FALSE(fs::exists(d / "target.json.tmp"));
+
+  // The link and its target are one file.
+  r = run("messaging -g 1 -l 1 --json " + link + " --trace " + (d / "target.json").string(), d);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("one file for two outputs"), std::string::npos) << r.err;
+
+  if (fs::is_character_file("/dev/full")) {
+    r = run("messaging -g 1 -l 1 --json /dev/full", d);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("--json /dev/full: write failed"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  }
   fs::remove_all(d);
 }
 

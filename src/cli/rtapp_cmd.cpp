@@ -4,9 +4,12 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -106,6 +109,9 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   const bool write_logs = !logdir.empty() && cfg.logs;
   const std::filesystem::path new_dir =
       write_logs ? first_missing_dir(logdir) : std::filesystem::path();
+  if (write_logs && new_dir.empty() && ::access(logdir.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("{}: cannot write log files in \"{}\" ({})", taskset, logdir,
+                                 std::strerror(errno)));
 
   auto t0 = std::chrono::steady_clock::now();
   // On the heap, so that it can be freed before the summary's samples are gathered.
@@ -231,8 +237,21 @@ void add_rtapp_options(CLI::App& sub, RtAppArgs& a) {
                  "stops when its threads end, at most after 60 s)")
       ->check(CLI::Range(0.001, 3600.0));
   sub.add_option("--logdir", a.logdir,
-                 "Write the logs here (created once the input is valid) instead of the file's "
-                 "logdir");
+                 "Write the logs here instead of the file's logdir (its last directory is "
+                 "created once the run succeeded; its parent must exist)");
+}
+
+void check_logdir_parent(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p = fs::path(dir).lexically_normal();
+  if (fs::exists(p, ec)) return;
+  fs::path parent = p.has_filename() ? p.parent_path() : p.parent_path().parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec))
+    throw InputError(fmt::format("--logdir {}: {} {} (only the last directory is created)", dir,
+                                 parent.string(),
+                                 fs::exists(parent, ec) ? "is not a directory" : "does not exist"));
 }
 
 void register_rtapp_command(CLI::App& app) {
@@ -252,6 +271,8 @@ void register_rtapp_command(CLI::App& app) {
       // As rt-app does: the file's logdir, which must exist.
       logdir = workload::rtapp::parse_file(o->taskset, 1 << 20).logdir;
       create = false;
+    } else {
+      check_logdir_parent(logdir);
     }
     // Only the summary and JSON are printed: no need to keep every sample.
     RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create, false);

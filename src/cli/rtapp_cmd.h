@@ -34,6 +34,11 @@ struct RtAppArgs {
 // Defines the task-set positional, the common options, --duration and --logdir on `sub`.
 void add_rtapp_options(CLI::App& sub, RtAppArgs& a);
 
+// A --logdir DIR the user gave: InputError unless DIR exists or its parent is a directory.
+// Only the last directory is created, as mkdir without -p does: a mistyped path must not leave
+// a tree of directories behind.
+void check_logdir_parent(const std::string& dir);
+
 // Parses, simulates and summarises. Logs are written to `logdir` when it is not empty.
 // Throws InputError on bad input (before anything is written). With keep_samples false the
 // outcome's wu_lat_us and slack_us stay empty, so that a large run's peak memory holds only

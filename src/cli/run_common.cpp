@@ -1,6 +1,7 @@
 #include "cli/run_common.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -20,6 +21,7 @@ namespace schedtwin::cli {
 Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   // Before any simulation: a run must not end in "cannot write" after its work is done.
   if (!o.json_out.empty()) check_json_output(o.json_out);
+  check_distinct_outputs(o);
   Scenario s;
   s.machine = machine::load_machine(o.machine, where.machine);
   s.config.profile = kernel::make_profile(o.kernel, where.kernel);
@@ -103,6 +105,43 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
   }
 }
 
+OutputTarget output_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);  // follows links, /dev/fd/N too
+  if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) return {path, true};
+  fs::path p = path;
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+    const fs::path next = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = next.is_absolute() ? next : p.parent_path() / next;
+  }
+  return {p.string(), false};
+}
+
+void check_distinct_outputs(const CommonOptions& o) {
+  namespace fs = std::filesystem;
+  const std::pair<const char*, const std::string*> outputs[] = {{"--json", &o.json_out},
+                                                                {"--trace", &o.trace_out},
+                                                                {"--ftrace", &o.ftrace_out},
+                                                                {"--explain", &o.explain}};
+  std::vector<std::pair<fs::path, std::string>> seen;  // resolved file, "--option PATH"
+  for (const auto& [option, path] : outputs) {
+    if (path->empty() || *path == "-") continue;
+    const OutputTarget t = output_target(*path);
+    if (t.in_place) continue;
+    std::error_code ec;
+    fs::path file = fs::absolute(t.file, ec);
+    if (fs::path c = fs::weakly_canonical(file, ec); !ec) file = c;
+    const std::string here = fmt::format("{} {}", option, *path);
+    for (const auto& [other, where] : seen)
+      if (other == file)
+        throw UsageError(fmt::format(
+            "{} and {}: one file for two outputs; expected different files", where, here));
+    seen.emplace_back(file, here);
+  }
+}
+
 void check_output_file(const std::string& path, std::string_view option) {
   namespace fs = std::filesystem;
   if (path == "-")  // not a file named "-", which nobody means
@@ -111,13 +150,19 @@ void check_output_file(const std::string& path, std::string_view option) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw InputError(fmt::format("{} {}: is a directory; expected a file name", option, path));
-  const fs::path parent = fs::path(path).parent_path();
+  const OutputTarget target = output_target(path);
+  if (target.in_place) {
+    if (::access(path.c_str(), W_OK) != 0)
+      throw InputError(fmt::format("{} {}: cannot write ({})", option, path, std::strerror(errno)));
+    return;
+  }
+  const fs::path parent = fs::path(target.file).parent_path();
   const fs::path dir = parent.empty() ? fs::path(".") : parent;
   if (!fs::is_directory(dir, ec))
     throw InputError(fmt::format("{} {}: directory {} {}", option, path, dir.string(),
                                  fs::exists(dir, ec) ? "is not a directory" : "does not exist"));
   // Probe with the temporary file write_file_atomically will use (append: never truncate).
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = target.file + ".tmp";
   const bool existed = fs::exists(tmp, ec);
   {
     std::ofstream probe(tmp, std::ios::binary | std::ios::app);
@@ -146,7 +191,16 @@ void emit_report(const std::string& text, const nlohmann::json& doc, const std::
 void write_file_atomically(const std::string& path, const std::string& text,
                            std::string_view option) {
   check_output_file(path, option);
-  const std::string tmp = path + ".tmp";
+  const OutputTarget target = output_target(path);
+  if (target.in_place) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out)
+      throw InputError(fmt::format("{} {}: write failed ({})", option, path, std::strerror(errno)));
+    return;
+  }
+  const std::string tmp = target.file + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out)
@@ -161,7 +215,7 @@ void write_file_atomically(const std::string& path, const std::string& text,
     }
   }
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  std::filesystem::rename(tmp, target.file, ec);
   if (ec) {
     const std::string why = ec.message();  // before remove() overwrites ec
     std::filesystem::remove(tmp, ec);
@@ -227,7 +281,8 @@ struct TraceOutputs::Impl {
   std::unique_ptr<metrics::OccupancyRecorder> occupancy_recorder;
   std::optional<metrics::Occupancy> occupancy;
   std::unique_ptr<TeeTraceSink> tee;
-  // --explain: streamed to stderr, or to FILE.tmp renamed at finish().
+  // --explain: streamed to stderr, or to FILE.tmp renamed at finish() (explain_path is the
+  // rename's target, output_target), or straight into a device or FIFO (explain_path empty).
   std::string explain_path;
   std::unique_ptr<std::ofstream> explain_file;
   std::unique_ptr<kernel::Explain> explain;
@@ -242,7 +297,7 @@ TraceOutputs::~TraceOutputs() {
     impl_->k->set_trace_sink(nullptr);
     impl_->k->set_explain(nullptr);
   }
-  if (impl_->explain_file) {  // the run failed: nothing half-written
+  if (impl_->explain_file && !impl_->explain_path.empty()) {  // failed: nothing half-written
     impl_->explain_file.reset();
     std::error_code ec;
     std::filesystem::remove(impl_->explain_path + ".tmp", ec);
@@ -260,9 +315,10 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
     std::ostream* os = &std::cerr;
     if (o.explain != "-") {
       check_output_file(o.explain, "--explain");
-      m.explain_path = o.explain;
-      m.explain_file =
-          std::make_unique<std::ofstream>(o.explain + ".tmp", std::ios::binary | std::ios::trunc);
+      const OutputTarget target = output_target(o.explain);
+      if (!target.in_place) m.explain_path = target.file;
+      m.explain_file = std::make_unique<std::ofstream>(
+          target.in_place ? o.explain : target.file + ".tmp", std::ios::binary | std::ios::trunc);
       if (!*m.explain_file)
         throw InputError(fmt::format("--explain {}: cannot create file", o.explain));
       os = m.explain_file.get();
@@ -271,9 +327,6 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
     k.set_explain(m.explain.get());
   }
   if (o.trace_out.empty() && o.ftrace_out.empty() && o.occupancy_bin_ns <= 0) return out;
-  if (!o.trace_out.empty() && o.trace_out == o.ftrace_out)
-    throw UsageError(fmt::format("--trace {} and --ftrace {}: expected two different files",
-                                 o.trace_out, o.ftrace_out));
   if (!o.trace_out.empty()) check_output_file(o.trace_out, "--trace");
   if (!o.ftrace_out.empty()) check_output_file(o.ftrace_out, "--ftrace");
   if (!out.impl_) out.impl_ = std::make_unique<TraceOutputs::Impl>();
@@ -329,10 +382,14 @@ void TraceOutputs::finish() {
       bool ok = static_cast<bool>(*m.explain_file);
       m.explain_file.reset();
       std::error_code ec;
-      if (ok) std::filesystem::rename(m.explain_path + ".tmp", m.explain_path, ec);
-      if (!ok || ec) {
-        std::filesystem::remove(m.explain_path + ".tmp", ec);
-        throw InputError(fmt::format("--explain {}: write failed", m.explain_path));
+      if (m.explain_path.empty()) {  // a device or FIFO, written in place
+        if (!ok) throw InputError("--explain: write failed");
+      } else {
+        if (ok) std::filesystem::rename(m.explain_path + ".tmp", m.explain_path, ec);
+        if (!ok || ec) {
+          std::filesystem::remove(m.explain_path + ".tmp", ec);
+          throw InputError(fmt::format("--explain {}: write failed", m.explain_path));
+        }
       }
     }
     m.explain.reset();

@@ -41,6 +41,20 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
 // balance types summed), then the count per balance type.
 std::string lb_stats_text(const kernel::LbStats& s);
 
+// Where output for `path` goes. A device (/dev/null), a FIFO (a shell's >(...)) or a socket is
+// written in place, as a shell's `>` writes it; anything else is written to file + ".tmp" and
+// renamed onto `file`, the end of the chain of symbolic links from `path`, so that a link stays
+// a link and nothing else is ever replaced.
+struct OutputTarget {
+  std::string file;
+  bool in_place = false;
+};
+OutputTarget output_target(const std::string& path);
+
+// UsageError when two of the run's output files (--json, --trace, --ftrace, --explain=FILE)
+// are one file: one would silently overwrite the other. Devices such as /dev/null may repeat.
+void check_distinct_outputs(const CommonOptions& o);
+
 // UsageError for the path "-"; InputError naming `option` unless a file can be created at
 // `path`: it is not a directory, its directory exists, and a file can be created there
 // (probed with path + ".tmp", removed again). Subcommands call it before simulating, so that

@@ -342,9 +342,13 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
           default_policy = parse_policy(c, x);
         else if (g == "logdir")
           c.logdir = get_str(c, x, g);
-        else if (g == "log_basename")
+        else if (g == "log_basename") {
           c.log_basename = get_str(c, x, g);
-        else if (g == "log_size") {
+          // rt-app opens <logdir>/<log_basename>-<task>-<n>.log: a '/' would need a directory
+          // nobody creates, found only after the whole run.
+          if (c.log_basename.empty() || c.log_basename.find('/') != std::string::npos)
+            fail(c, x, "\"log_basename\": expected a file name prefix (not empty, no '/')");
+        } else if (g == "log_size") {
           if (x.kind == JNode::Kind::String && x.s == "disable")
             c.logs = false;
           else if (!(x.is_number() ||
