@@ -86,7 +86,8 @@ TEST(RtAppExamples, EveryFileHasItsExpectedOutcome) {
 }
 
 TEST(RtAppParse, DuplicateKeysRunInFileOrder) {
-  rtapp::Config c = parse_text(R"({"tasks": {"t": {"loop": 1, "run": 10, "sleep": 20, "run": 30}}})");
+  rtapp::Config c =
+      parse_text(R"({"tasks": {"t": {"loop": 1, "run": 10, "sleep": 20, "run": 30}}})");
   const auto& ev = c.tasks[0].phases[0].events;
   ASSERT_EQ(ev.size(), 3u);
   EXPECT_EQ(ev[0].type, rtapp::EventType::Run);
@@ -97,7 +98,8 @@ TEST(RtAppParse, DuplicateKeysRunInFileOrder) {
 
 TEST(RtAppParse, CommentsTrailingCommasAndBareKeys) {
   rtapp::Config c = parse_text(
-      "{ /* c */ \"tasks\": { // line\n \"t\": { \"suspend\", \"run\": 5, }, \"u\": {\"resume\": \"t\", "
+      "{ /* c */ \"tasks\": { // line\n \"t\": { \"suspend\", \"run\": 5, }, \"u\": {\"resume\": "
+      "\"t\", "
       "\"run\": 1,},},}");
   ASSERT_EQ(c.tasks.size(), 2u);
   EXPECT_EQ(c.tasks[0].phases[0].events[0].type, rtapp::EventType::Suspend);
@@ -106,7 +108,8 @@ TEST(RtAppParse, CommentsTrailingCommasAndBareKeys) {
 }
 
 TEST(RtAppParse, EventsMatchByPrefixRuntimeBeforeRun) {
-  rtapp::Config c = parse_text(R"({"tasks": {"t": {"runtime1": 5, "run_x": 6, "timer2": {"ref": "unique", "period": 9}}}})");
+  rtapp::Config c = parse_text(
+      R"({"tasks": {"t": {"runtime1": 5, "run_x": 6, "timer2": {"ref": "unique", "period": 9}}}})");
   const auto& ev = c.tasks[0].phases[0].events;
   EXPECT_EQ(ev[0].type, rtapp::EventType::Runtime);
   EXPECT_EQ(ev[1].type, rtapp::EventType::Run);
@@ -321,7 +324,7 @@ TEST(RtAppExamples, BrowserShortKeepsDuplicateEventsInOrder) {
     EXPECT_EQ(start.events[i].type, want[i].first) << i;
     EXPECT_EQ(start.events[i].us, want[i].second) << i;
   }
-  EXPECT_EQ(c.conds[static_cast<std::size_t>(start.events[2].res)], "\x1fsuspend:Browser");
+  EXPECT_EQ(c.conds[static_cast<std::size_t>(start.events[2].res)], "Browser");
   EXPECT_EQ(main.phases[1].loop, 50);
   const rtapp::TaskDesc& disp = c.tasks[3];
   EXPECT_EQ(disp.name, "BrowserDisplay");
@@ -339,10 +342,9 @@ TEST(RtAppExamples, VideoShortBareSuspendNamesTheTask) {
   EXPECT_EQ(c.tasks[0].name, "surfaceflinger");
   EXPECT_EQ(c.tasks[0].phases[0].events[0].type, rtapp::EventType::Suspend);
   EXPECT_EQ(c.conds[static_cast<std::size_t>(c.tasks[0].phases[0].events[0].res)],
-            "\x1fsuspend:surfaceflinger");
+            "surfaceflinger");
   EXPECT_EQ(c.tasks[1].name, "DispSync");
-  EXPECT_EQ(c.conds[static_cast<std::size_t>(c.tasks[1].phases[0].events[0].res)],
-            "\x1fsuspend:DispSync");
+  EXPECT_EQ(c.conds[static_cast<std::size_t>(c.tasks[1].phases[0].events[0].res)], "DispSync");
   const rtapp::Event& timer = c.tasks[2].phases[0].events[2];
   EXPECT_EQ(timer.type, rtapp::EventType::Timer);
   EXPECT_EQ(c.timers[static_cast<std::size_t>(timer.res)], "timerA");
@@ -745,8 +747,8 @@ TEST(RtAppRun, MutexAndConditionWaitSignal) {
   expect_row(s.rows(1).at(0), row(1, 10, 1000, 1000, 550, 1550, 550, 0, 1000, 0, 0), "s");
 }
 
-// suspend waits until a resume of the task's name; a resume that comes first is lost, and
-// the suspended thread sleeps until the end of the run.
+// A bare suspend waits until a resume of the task's name; a resume that comes first is lost,
+// and the suspended thread sleeps until the end of the run.
 TEST(RtAppRun, SuspendResume) {
   Sim s(
       R"({"tasks": {"a": {"loop": 1, "suspend", "run": 100}, "b": {"loop": 1, "delay": 1000, "resume": "a"}}})",
@@ -758,6 +760,26 @@ TEST(RtAppRun, SuspendResume) {
       testutil::flat_machine(1, 2), kNsPerSec);
   EXPECT_TRUE(lost.rows(0).empty());
   EXPECT_EQ(lost.rows(1).size(), 1u);
+}
+
+// A named suspend waits on that condition, as in rt-app (video-short's EventThread1/2 suspend
+// on "EventThread", which DispSync resumes): one resume wakes both, and a resume of a
+// thread's name does not wake a thread suspended on another name.
+TEST(RtAppRun, SuspendNamesAConditionAndResumeBroadcasts) {
+  Sim s(R"({"tasks": {"e1": {"loop": 1, "suspend": "E", "run": 100},
+                      "e2": {"loop": 1, "suspend": "E", "run": 100},
+                      "x": {"loop": 1, "suspend": "X", "run": 100},
+                      "d": {"loop": 1, "delay": 1000, "resume": "E", "resume1": "x"}}})",
+        testutil::flat_machine(1, 4), kNsPerSec);
+  ASSERT_EQ(s.rows(0).size(), 1u);
+  ASSERT_EQ(s.rows(1).size(), 1u);
+  EXPECT_TRUE(s.rows(2).empty());
+  // Both woke by the resume at 1000 µs, not before, and ran their 100 µs.
+  for (int i : {0, 1}) {
+    EXPECT_GE(s.rows(i)[0].end, 1100u) << i;
+    EXPECT_EQ(s.rows(i)[0].run, 100u) << i;
+  }
+  EXPECT_EQ(s.cfg.conds[static_cast<std::size_t>(s.cfg.tasks[0].phases[0].events[0].res)], "E");
 }
 
 // The LKML sched-idle experiment without its SCHED_IDLE hogs: eight threads, one per CPU,
@@ -883,10 +905,12 @@ TEST(RtAppTaskgroup, APhaseMovesTheThreadAndTheGroupSticks) {
 }
 
 TEST(RtAppTaskgroup, APathMustBeginWithASlash) {
-  EXPECT_THROW(rtapp::parse(parse_relaxed_json(R"({"tasks": {"a": {"run": 1, "taskgroup": "tg1"}}})", "t.json"),
+  EXPECT_THROW(rtapp::parse(parse_relaxed_json(
+                                R"({"tasks": {"a": {"run": 1, "taskgroup": "tg1"}}})", "t.json"),
                             "t.json", 1),
                InputError);
-  EXPECT_THROW(rtapp::parse(parse_relaxed_json(R"({"tasks": {"a": {"run": 1, "taskgroup": "/a//b"}}})", "t.json"),
+  EXPECT_THROW(rtapp::parse(parse_relaxed_json(
+                                R"({"tasks": {"a": {"run": 1, "taskgroup": "/a//b"}}})", "t.json"),
                             "t.json", 1),
                InputError);
 }

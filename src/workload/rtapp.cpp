@@ -160,12 +160,16 @@ bool parse_event(Config& c, Names& nm, TaskDesc& t, Phase& ph, const std::string
     if (static_cast<int>(c.barrier_users.size()) <= e.res)
       c.barrier_users.resize(static_cast<size_t>(e.res) + 1, 0);
     c.barrier_users[static_cast<size_t>(e.res)] += t.instance;
-  } else if (starts_with(key, "suspend")) {
-    e.type = EventType::Suspend;
-    e.res = intern(c.conds, nm.conds, "\x1fsuspend:" + t.name);
-  } else if (starts_with(key, "resume")) {
-    e.type = EventType::Resume;
-    e.res = intern(c.conds, nm.conds, "\x1fsuspend:" + get_str(c, v, key));
+  } else if (starts_with(key, "suspend") || starts_with(key, "resume")) {
+    // rt-app_parse_config.c (parse_task_event_data): both name a condition, the one wait,
+    // signal and broad use by that name; suspend waits on it, resume broadcasts. A bare or
+    // empty "suspend" is the task's own name, as rt-app's workgen fills it in (doc/tutorial.txt).
+    e.type = starts_with(key, "suspend") ? EventType::Suspend : EventType::Resume;
+    std::string name = e.type == EventType::Suspend && v.kind == JNode::Kind::Null
+                           ? std::string()
+                           : get_str(c, v, key);
+    if (name.empty() && e.type == EventType::Suspend) name = t.name;
+    e.res = intern(c.conds, nm.conds, name);
   } else if (starts_with(key, "yield")) {
     e.type = EventType::Yield;
   } else if (starts_with(key, "mem") || starts_with(key, "iorun") || starts_with(key, "fork") ||
