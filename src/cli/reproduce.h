@@ -6,6 +6,11 @@
 
 namespace schedtwin::cli {
 
+// "seeds 1-N", or "seed 1" for one run.
+inline std::string seeds_text(int runs) {
+  return runs == 1 ? std::string("seed 1") : "seeds 1-" + std::to_string(runs);
+}
+
 // runs: seeds 1..runs per configuration; full: the posted parameters where --quick
 // scales them down. Text is appended to `text`. The JSON carries what the HTML report
 // (report/html_report.h) draws: simulated figures beside the published ones.

@@ -142,8 +142,8 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
   text += fmt::format(
       "sched-idle fallback (Viresh Kumar, 2019; merged in v5.4): rt-app sched-idle.json on hikey, "
       "5 s,\n"
-      "wu_lat of the 8 cfs_thread instances, mean over seeds 1-{}.\n\n",
-      runs);
+      "wu_lat of the 8 cfs_thread instances, mean over {}.\n\n",
+      seeds_text(runs));
   text += fmt::format("{:<46} {:>7} {:>9} {:>9} {:>8}   {:>7} {:>9} {:>9} {:>8}\n", "case", "N",
                       "max", "mean us", ">1ms %", "pub N", "pub max", "pub mean", "pub >1ms");
   for (int i = 0; i < 3; ++i)

@@ -31,9 +31,10 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
   if (!full) runs = std::min(runs, 3);
   const char* features[3] = {"", "latency-nice", "latency-nice,NO_SIS_CORE"};
   text += fmt::format(
-      "\nlatency-nice (subhra mazumdar, 2019; RFC): uperf ping-pong 8k on xeon-2s-88, kernel v5.3,\n"
-      "throughput in Gb/s, mean over seeds 1-{}, {} s per run{} (published in brackets).\n\n",
-      runs, duration_s, full ? "" : " (quick scale; --full runs 1 s)");
+      "\nlatency-nice (subhra mazumdar, 2019; RFC): uperf ping-pong 8k on xeon-2s-88, kernel "
+      "v5.3,\n"
+      "throughput in Gb/s, mean over {}, {} s per run{} (published in brackets).\n\n",
+      seeds_text(runs), duration_s, full ? "" : " (quick scale; --full runs 1 s)");
   text += fmt::format("{:>7} {:>18} {:>26} {:>26}\n", "threads", "v5.3", "latency-nice 5, SIS_CORE",
                       "latency-nice 5, NO_SIS_CORE");
   nlohmann::json j;
@@ -57,11 +58,14 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
       mean[c] = metrics::sample_stats(v).mean;
     }
     double g1 = 100.0 * (mean[1] - mean[0]) / mean[0], g2 = 100.0 * (mean[2] - mean[0]) / mean[0];
-    double p1 = 100.0 * (pub.ln - pub.base) / pub.base, p2 = 100.0 * (pub.ln_nocore - pub.base) / pub.base;
-    text += fmt::format("{:>7} {:>8.1f} [{:>6.1f}] {:>8.1f} {:+6.1f}% [{:+6.1f}%] {:>8.1f} {:+6.1f}% [{:+6.1f}%]\n",
-                        pub.threads, mean[0], pub.base, mean[1], g1, p1, mean[2], g2, p2);
+    double p1 = 100.0 * (pub.ln - pub.base) / pub.base,
+           p2 = 100.0 * (pub.ln_nocore - pub.base) / pub.base;
+    text += fmt::format(
+        "{:>7} {:>8.1f} [{:>6.1f}] {:>8.1f} {:+6.1f}% [{:+6.1f}%] {:>8.1f} {:+6.1f}% [{:+6.1f}%]\n",
+        pub.threads, mean[0], pub.base, mean[1], g1, p1, mean[2], g2, p2);
     if (pub.threads >= 32 && pub.threads <= 64 && (g1 >= 5 || g2 >= 5)) mid_gain = true;
-    if ((pub.threads == 8 || pub.threads == 128) && (std::abs(g1) > 3 || std::abs(g2) > 3)) ends_flat = false;
+    if ((pub.threads == 8 || pub.threads == 128) && (std::abs(g1) > 3 || std::abs(g2) > 3))
+      ends_flat = false;
     j[std::to_string(pub.threads)] = {{"v5.3_gbps", mean[0]},
                                       {"latency_nice_gbps", mean[1]},
                                       {"latency_nice_no_sis_core_gbps", mean[2]},
@@ -74,8 +78,10 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
                                       {"published_latency_nice_no_sis_core_gbps", pub.ln_nocore}};
   }
   text += "\ndirections:\n";
-  text += fmt::format("  a gain of 5 % or more somewhere in 32-64 threads [+15 .. +28 %]  {}\n", verdict(mid_gain));
-  text += fmt::format("  within 3 % at 8 and 128 threads [-0.4 .. +1.5 %]  {}\n", verdict(ends_flat));
+  text += fmt::format("  a gain of 5 % or more somewhere in 32-64 threads [+15 .. +28 %]  {}\n",
+                      verdict(mid_gain));
+  text +=
+      fmt::format("  within 3 % at 8 and 128 threads [-0.4 .. +1.5 %]  {}\n", verdict(ends_flat));
   j["mid_gain"] = mid_gain;
   j["ends_flat"] = ends_flat;
   return j;

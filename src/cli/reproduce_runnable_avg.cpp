@@ -15,7 +15,8 @@ namespace schedtwin::cli {
 namespace {
 
 workload::MessagingParams hackbench(int groups, std::int64_t loops) {
-  workload::MessagingParams p;  // rt-tests hackbench defaults: sockets, processes, 20 fds, 100 bytes
+  workload::MessagingParams
+      p;  // rt-tests hackbench defaults: sockets, processes, 20 fds, 100 bytes
   p.groups = groups;
   p.loops = loops;
   p.reap_in_order = true;
@@ -23,7 +24,8 @@ workload::MessagingParams hackbench(int groups, std::int64_t loops) {
   return p;
 }
 
-MessagingOutcome run(const char* kernel, int seed, const workload::MessagingParams& p, bool lb_stats) {
+MessagingOutcome run(const char* kernel, int seed, const workload::MessagingParams& p,
+                     bool lb_stats) {
   CommonOptions o;
   o.machine = "hikey";
   o.kernel = kernel;
@@ -33,26 +35,35 @@ MessagingOutcome run(const char* kernel, int seed, const workload::MessagingPara
 }
 
 struct Row {
-  const char* state;
-  int type;  // group_type index
+  int type;  // group_type index (kernel::group_type_name)
   int nr;    // nr_running bucket (4 = 4+)
   double base, with;
 };
 
 // The cover letter's table: hackbench -l 640 -g 4, counts by state and nr_running.
 constexpr Row kPublished[] = {
-    {"has spare", 0, 0, 1965, 1858}, {"has spare", 0, 1, 518, 56},    {"has spare", 0, 2, 369, 18},
-    {"has spare", 0, 3, 270, 2},     {"has spare", 0, 4, 851, 0},     {"fully busy", 1, 1, 546, 1018},
-    {"overloaded", 5, 2, 241, 483},  {"overloaded", 5, 3, 170, 348}, {"overloaded", 5, 4, 1698, 2225},
+    {0, 0, 1965, 1858}, {0, 1, 518, 56},  {0, 2, 369, 18},  {0, 3, 270, 2},     {0, 4, 851, 0},
+    {1, 1, 546, 1018},  {5, 2, 241, 483}, {5, 3, 170, 348}, {5, 4, 1698, 2225},
 };
 
+// The cover letter's small-arm64 hackbench table, its improvement column as printed there
+// (5.97 % for 1.327 -> 1.247 s, which is 6.03 % of the baseline: the letter does not say how
+// it was computed, so it is quoted, not recomputed).
 struct HackbenchPub {
   int groups;
-  double base, base_sd_pct, with, with_sd_pct;
+  double base, base_sd_pct, with, with_sd_pct, improvement_pct;
 };
-constexpr HackbenchPub kHackbench[] = {
-    {1, 1.327, 10.06, 1.247, 5.45}, {4, 1.250, 2.55, 1.207, 2.12}, {8, 1.189, 1.47, 1.179, 1.93},
-    {16, 1.221, 3.25, 1.219, 2.44}};
+constexpr HackbenchPub kHackbench[] = {{1, 1.327, 10.06, 1.247, 5.45, 5.97},
+                                       {4, 1.250, 2.55, 1.207, 2.12, 3.42},
+                                       {8, 1.189, 1.47, 1.179, 1.93, 0.90},
+                                       {16, 1.221, 3.25, 1.219, 2.44, 0.16}};
+
+// Whether the cover letter lists (type, nr) and, if so, its row.
+const Row* published_row(int type, int nr) {
+  for (const Row& r : kPublished)
+    if (r.type == type && r.nr == nr) return &r;
+  return nullptr;
+}
 
 std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
 
@@ -61,11 +72,12 @@ std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
 nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
   nlohmann::json j;
   text += fmt::format(
-      "\nrunnable_avg group classification (Vincent Guittot, 2020; merged in v5.7): hikey, kernel v5.6\n"
-      "(util_avg only) against v5.7 (with runnable_avg), seeds 1-{}.\n\n",
-      runs);
+      "\nrunnable_avg group classification (Vincent Guittot, 2020; merged in v5.7): hikey, kernel "
+      "v5.6\n"
+      "(util_avg only) against v5.7 (with runnable_avg), {}.\n\n",
+      seeds_text(runs));
 
-  // Classification counts, mean per run.
+  // Classification counts: summed over the runs (exact integers), then the mean per run.
   double cls[2][6][5] = {};
   const char* kernels[2] = {"v5.6", "v5.7"};
   for (int k = 0; k < 2; ++k)
@@ -74,40 +86,52 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
       const auto& c = out.json["lb_stats"]["group_classification"];
       for (int type = 0; type < 6; ++type)
         for (int nr = 0; nr < 5; ++nr)
-          cls[k][type][nr] += c[kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)].get<double>() / runs;
+          cls[k][type][nr] +=
+              c[kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)].get<double>();
     }
-  text += "hackbench -l 640 -g 4: groups classified during idle, newly idle and busy balancing, mean per run\n";
-  text += fmt::format("{:<12} {:>10} {:>10} {:>10}   {:>10} {:>10}\n", "state", "nr_running", "v5.6", "v5.7",
-                      "pub base", "pub with");
+  for (auto& per_kernel : cls)
+    for (auto& per_type : per_kernel)
+      for (double& x : per_type) x /= runs;
+  text +=
+      "hackbench -l 640 -g 4: groups classified during idle, newly idle and busy balancing, mean "
+      "per run\n";
+  text += fmt::format("{:<12} {:>10} {:>10} {:>10}   {:>10} {:>10}\n", "state", "nr_running",
+                      "v5.6", "v5.7", "pub base", "pub with");
+  // The letter's rows and every other row the model counted (the letter's are 0 there), so
+  // that the columns add up to the totals.
   double tot[2] = {}, pub_tot[2] = {};
-  for (const Row& r : kPublished) {
-    text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n", r.state,
-                        r.nr == 4 ? "4+" : std::to_string(r.nr), cls[0][r.type][r.nr], cls[1][r.type][r.nr], r.base,
-                        r.with);
-    pub_tot[0] += r.base;
-    pub_tot[1] += r.with;
-  }
+  for (int type = 0; type < 6; ++type)
+    for (int nr = 0; nr < 5; ++nr) {
+      const Row* r = published_row(type, nr);
+      if (!r && cls[0][type][nr] == 0 && cls[1][type][nr] == 0) continue;
+      text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n",
+                          kernel::group_type_name(type), nr == 4 ? "4+" : std::to_string(nr),
+                          cls[0][type][nr], cls[1][type][nr], r ? r->base : 0.0, r ? r->with : 0.0);
+      if (r) pub_tot[0] += r->base, pub_tot[1] += r->with;
+    }
   for (int k = 0; k < 2; ++k)
     for (int type = 0; type < 6; ++type)
       for (int nr = 0; nr < 5; ++nr) tot[k] += cls[k][type][nr];
-  text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n", "total", "", tot[0], tot[1],
-                      pub_tot[0], pub_tot[1]);
+  text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n", "total", "",
+                      tot[0], tot[1], pub_tot[0], pub_tot[1]);
   auto spare2 = [&](int k) { return cls[k][0][2] + cls[k][0][3] + cls[k][0][4]; };
   auto over = [&](int k) { return cls[k][5][2] + cls[k][5][3] + cls[k][5][4]; };
   double fall = spare2(1) > 0 ? spare2(0) / spare2(1) : INFINITY;
   text += "\ndirections (published in brackets):\n";
-  text += fmt::format("  has_spare with 2+ running falls: {:.0f} -> {:.0f}, {:.1f}x [1490 -> 20, 74x; 5x asked]  {}\n",
-                      spare2(0), spare2(1), fall, verdict(fall >= 5));
+  text += fmt::format(
+      "  has_spare with 2+ running falls: {:.0f} -> {:.0f}, {:.1f}x [1490 -> 20, 74x; 5x asked]  "
+      "{}\n",
+      spare2(0), spare2(1), fall, verdict(fall >= 5));
   text += fmt::format("  overloaded rises: {:.0f} -> {:.0f} [2109 -> 3056]  {}\n", over(0), over(1),
                       verdict(over(1) > over(0)));
-  text += fmt::format("  fully_busy with 1 running rises: {:.0f} -> {:.0f} [546 -> 1018]  {}\n", cls[0][1][1],
-                      cls[1][1][1], verdict(cls[1][1][1] > cls[0][1][1]));
+  text += fmt::format("  fully_busy with 1 running rises: {:.0f} -> {:.0f} [546 -> 1018]  {}\n",
+                      cls[0][1][1], cls[1][1][1], verdict(cls[1][1][1] > cls[0][1][1]));
   j["classification"]["v5.6"] = nlohmann::json::object();
   for (int k = 0; k < 2; ++k)
     for (int type = 0; type < 6; ++type)
       for (int nr = 0; nr < 5; ++nr)
-        j["classification"][kernels[k]][kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)] =
-            cls[k][type][nr];
+        j["classification"][kernels[k]][kernel::group_type_name(type)]
+         [nr == 4 ? "4+" : std::to_string(nr)] = cls[k][type][nr];
   j["has_spare_2plus_fall"] = fall;
   // The cover letter's rows (states and nr_running buckets it lists; the others were 0).
   for (const Row& r : kPublished) {
@@ -117,9 +141,11 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
   }
 
   // Hackbench times.
-  text += fmt::format("\nhackbench -l (2560/g) -g g, time in s, mean ± sd over {} seeds (published in brackets)\n",
-                      runs);
-  text += fmt::format("{:>6} {:>22} {:>22} {:>12} {:>18}\n", "groups", "v5.6", "v5.7", "improvement", "pub improvement");
+  text += fmt::format(
+      "\nhackbench -l (2560/g) -g g, time in s, mean ± sd over {} (published in brackets)\n",
+      seeds_text(runs));
+  text += fmt::format("{:>6} {:>22} {:>22} {:>12} {:>18}\n", "groups", "v5.6", "v5.7",
+                      "improvement", "pub improvement");
   bool never_worse = true;
   for (const HackbenchPub& h : kHackbench) {
     std::vector<double> t[2];
@@ -130,20 +156,22 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
                            .get<double>());
     metrics::SampleStats a = metrics::sample_stats(t[0]), b = metrics::sample_stats(t[1]);
     double imp = 100.0 * (a.mean - b.mean) / a.mean;
-    double pub_imp = 100.0 * (h.base - h.with) / h.base;
+    const double pub_imp = h.improvement_pct;
     if (imp < -2.0) never_worse = false;
     auto cell = [](const metrics::SampleStats& s) {
-      return fmt::format("{:.3f} (±{:.2f} %)", s.mean, std::isnan(s.sd) ? 0.0 : 100.0 * s.sd / s.mean);
+      return fmt::format("{:.3f} (±{:.2f} %)", s.mean,
+                         std::isnan(s.sd) ? 0.0 : 100.0 * s.sd / s.mean);
     };
-    text += fmt::format("{:>6} {:>22} {:>22} {:>11.2f}% {:>17.2f}%\n", h.groups, cell(a), cell(b), imp, pub_imp);
+    text += fmt::format("{:>6} {:>22} {:>22} {:>11.2f}% {:>17.2f}%\n", h.groups, cell(a), cell(b),
+                        imp, pub_imp);
     j["hackbench"][std::to_string(h.groups)] = {
         {"v5.6_mean_s", a.mean},      {"v5.7_mean_s", b.mean},
         {"improvement_pct", imp},     {"published_improvement_pct", pub_imp},
         {"published_v5.6_s", h.base}, {"published_v5.7_s", h.with}};
   }
-  text += fmt::format("  with runnable_avg never more than 2 % slower [never slower]  {}\n", verdict(never_worse));
-  if (full)
-    text += "  (the 224-CPU thunderx2 series, -l 256000/g, is not run yet)\n";
+  text += fmt::format("  with runnable_avg never more than 2 % slower [never slower]  {}\n",
+                      verdict(never_worse));
+  if (full) text += "  (the 224-CPU thunderx2 series, -l 256000/g, is not run yet)\n";
   return j;
 }
 

@@ -36,8 +36,8 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& 
   text += fmt::format(
       "\nsched-idle balancing (Abel Wu, 2022; RFC): xeon-e5-2650v4, v5.17 with the SIB flags off "
       "against on,\n"
-      "schbench -m 2 -t 24 for {} s, wakeup latency in us, mean over seeds 1-{}.\n\n",
-      duration_s, runs);
+      "schbench -m 2 -t 24 for {} s, wakeup latency in us, mean over {}.\n\n",
+      duration_s, seeds_text(runs));
   text += fmt::format("{:<7} {:>28} {:>28}\n", "case", "baseline p50 / p99 / p99.9",
                       "with p50 / p99 / p99.9");
   nlohmann::json j;
