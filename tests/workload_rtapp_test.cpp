@@ -142,7 +142,7 @@ TEST(RtAppParse, BadInputsGiveOneLineWithPosition) {
        "\"duration\": must be positive"},
       {"{\"tasks\": {\"t\": {\"run\": 5}}, \"global\": {\"duration\": 99999999}}",
        "\"duration\": 99999999 is out of range [-1, 3600]"},
-      {"{\"tasks\": {\"t\": {\"run\": \"x\"}}}", "\"run\": expected a number, found a string"},
+      {"{\"tasks\": {\"t\": {\"run\": \"x\"}}}", "\"run\": expected an integer, found a string"},
       {"{\"tasks\": {\"t\": {\"cpus\": [9], \"run\": 1}}}",
        "t.json:1:27: \"cpus\": CPU 9 does not exist on the machine (CPUs 0-7)"},
       {"[1, 2]", "expected an object"},
@@ -469,7 +469,12 @@ TEST(RtAppParse, BadInputsOfTheEarlierParser) {
        "literal"},
       {"[1]", "t.json:1:1: expected an object with \"tasks\" and \"global\""},
       // events with the wrong value
-      {task(R"({"run": "fast"})"), "t.json:1:18: \"run\": expected a number, found a string"},
+      {task(R"({"run": "fast"})"), "t.json:1:18: \"run\": expected an integer, found a string"},
+      // rt-app checks json_type_int: a fraction is refused, not truncated (found by a
+      // fresh-user trial: "duration": 0.1 said "must be positive").
+      {task(R"({"run": 100.5})"), "t.json:1:18: \"run\": expected an integer, found 100.5"},
+      {R"({"tasks": {"t": {"run": 1}}, "global": {"duration": 0.1}})",
+       "t.json:1:41: \"duration\": expected an integer, found 0.1"},
       {task(R"({"run": 1, "lock_pages": false})"),
        "t.json:1:28: \"lock_pages\": expected a string, found a boolean"},
       {task(R"({"run": 1, "mem_buffer_size": 4})"),

@@ -30,7 +30,8 @@ void register_calibrate_command(CLI::App& app) {
       "cost model, each figure the median of repeated measurements with its spread and method.\n"
       "Takes under a second (--quick: a few hundred milliseconds). Real measurements: the\n"
       "output differs from run to run.");
-  sub->add_option("--out", o->out, "Write the machine file to FILE (default: stdout)");
+  sub->add_option("--out", o->out, "Write the machine file to FILE (default: stdout)")
+      ->check(file_name());
   sub->add_flag("--quick", o->quick, "Fewer repetitions (for tests; noisier figures)");
   sub->callback([o] {
     if (!o->out.empty()) check_output_file(o->out, "--out");

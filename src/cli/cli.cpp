@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -12,6 +13,12 @@
 #include "kernel/features.h"
 
 namespace schedtwin::cli {
+
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& v) { return v.empty() ? std::string("expected a path, got ''") : ""; },
+      "");
+}
 
 void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--machine", o.machine, "Machine preset name or machine file (JSON)")
@@ -25,8 +32,11 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--seed", o.seed, "Random seed (a non-negative integer)")
       ->check(CLI::Validator(
           [](std::string& v) {
-            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
-                       ? std::string()
+            std::uint64_t seed = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+            if (!v.empty() && ec == std::errc() && end == v.data() + v.size()) return std::string();
+            return ec == std::errc::result_out_of_range
+                       ? "expected an integer below 2^64, got '" + v + "'"
                        : "expected a non-negative integer, got '" + v + "'";
           },
           "UINT"))
@@ -35,7 +45,8 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
       ->check(CLI::Range(100, 1000));
   sub.add_option("--json", o.json_out,
                  "Write all figures of the run as one JSON document to FILE (\"-\": to stdout, "
-                 "and the text report to stderr)");
+                 "and the text report to stderr)")
+      ->check(file_name());
   sub.add_flag("--lb-stats", o.lb_stats,
                "Print the load balancer's group classification counts (state x nr_running, as "
                "the runnable_avg series counted them) after the run; also in --json");
@@ -61,14 +72,16 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_flag("--schedstat", o.schedstat,
                "Print /proc/schedstat (version 15) as it reads at the end of the run");
   sub.add_option(
-      "--trace", o.trace_out,
-      "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup, "
-      "sched_wakeup_new, "
-      "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
-      "CPU (open in ui.perfetto.dev; at most 1 M events)");
+         "--trace", o.trace_out,
+         "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup, "
+         "sched_wakeup_new, "
+         "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
+         "CPU (open in ui.perfetto.dev; at most 1 M events)")
+      ->check(file_name());
   sub.add_option("--ftrace", o.ftrace_out,
                  "Write the same scheduler events as ftrace text to FILE (the layout of "
-                 "/sys/kernel/tracing/trace; at most 1 M events)");
+                 "/sys/kernel/tracing/trace; at most 1 M events)")
+      ->check(file_name());
 }
 
 namespace {

@@ -32,6 +32,9 @@ struct CommonOptions {
   std::int64_t occupancy_bin_ns = 0;
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
+// For options that take a path (--json, --out, --logdir, ...): refuses "" (exit 2), which
+// would otherwise read as "option not given" and be ignored without a word.
+CLI::Validator file_name();
 // The long names add_common_options defines ("--machine", "--kernel", ...), in its order.
 std::vector<std::string> common_option_names();
 

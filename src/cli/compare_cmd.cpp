@@ -586,13 +586,15 @@ void register_compare_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   sub->add_option(
-      "--json", *json_out,
-      "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "
-      "diff_pct, ci95_pct and the common keys (\"-\": to stdout, and the table to stderr)");
+         "--json", *json_out,
+         "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "
+         "diff_pct, ci95_pct and the common keys (\"-\": to stdout, and the table to stderr)")
+      ->check(file_name());
   sub->add_option(
-      "--logdir", o->logdir,
-      "rt-app: write each run's logs to DIR/base/seed-N/ and DIR/with/seed-N/ (without it, "
-      "no logs at all)");
+         "--logdir", o->logdir,
+         "rt-app: write each run's logs to DIR/base/seed-N/ and DIR/with/seed-N/ (without it, "
+         "no logs at all)")
+      ->check(file_name());
   // Not ->required(): run_compare's message says what is missing better than "args is required".
   sub->add_option("args", o->args, "-- SUBCOMMAND ARGS...");
   sub->callback([o, json_out] {

@@ -215,7 +215,8 @@ void register_machine_commands(CLI::App& app) {
       mach->add_subcommand("capture", "Write a machine file for this machine from sysfs");
   cap->add_option("--sysroot", opt->sysroot,
                   "Read DIR/sys/devices/system instead of /sys/devices/system");
-  cap->add_option("--out", opt->out, "Write the machine file to FILE (default: standard output)");
+  cap->add_option("--out", opt->out, "Write the machine file to FILE (default: standard output)")
+      ->check(file_name());
   cap->callback([opt] {
     std::error_code ec;
     if (!opt->sysroot.empty() && !std::filesystem::is_directory(opt->sysroot, ec))

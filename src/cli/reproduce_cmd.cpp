@@ -227,11 +227,13 @@ void register_reproduce_command(CLI::App& app) {
   sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
   sub->add_flag("--full", o->full, "The posted parameters");
   sub->add_option("--json", o->json_out,
-                  "Write the figures as JSON to FILE (\"-\": to stdout, and the tables to stderr)");
+                  "Write the figures as JSON to FILE (\"-\": to stdout, and the tables to stderr)")
+      ->check(file_name());
   sub->add_option(
-      "--report", o->report_out,
-      "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
-      "simulated figures beside the published ones, and per-CPU occupancy of one run");
+         "--report", o->report_out,
+         "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
+         "simulated figures beside the published ones, and per-CPU occupancy of one run")
+      ->check(file_name());
   sub->callback([o] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
     if (!o->json_out.empty()) check_json_output(o->json_out);

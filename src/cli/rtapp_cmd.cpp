@@ -238,7 +238,8 @@ void add_rtapp_options(CLI::App& sub, RtAppArgs& a) {
       ->check(CLI::Range(0.001, 3600.0));
   sub.add_option("--logdir", a.logdir,
                  "Write the logs here instead of the file's logdir (its last directory is "
-                 "created once the run succeeded; its parent must exist)");
+                 "created once the run succeeded; its parent must exist)")
+      ->check(file_name());
 }
 
 void check_logdir_parent(const std::string& dir) {

@@ -474,12 +474,14 @@ void register_validate_command(CLI::App& app) {
   sub->add_flag("--tiny", o->tiny,
                 "Smallest scale, for tests: 1 repeat, 1 s rt-app runs, -l 20, quick calibration "
                 "(options given explicitly still apply)");
-  sub->add_option("--out", o->out, "Also write the scorecard to FILE");
+  sub->add_option("--out", o->out, "Also write the scorecard to FILE")->check(file_name());
   sub->add_option("--json", o->json_out,
                   "Write the scorecard's figures as JSON to FILE (\"-\": to stdout, and the "
-                  "scorecard to stderr)");
+                  "scorecard to stderr)")
+      ->check(file_name());
   sub->add_option("--save-machine", o->save_machine,
-                  "Keep the machine file calibrated by this run as FILE");
+                  "Keep the machine file calibrated by this run as FILE")
+      ->check(file_name());
   sub->add_option("--workdir", o->workdir,
                   "Keep the real runs' files (rt-app configurations and logs) in this existing "
                   "directory instead of a temporary one");

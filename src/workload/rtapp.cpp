@@ -29,8 +29,12 @@ using kernel::TaskId;
 
 std::int64_t get_int(const Config& c, const JNode& n, const std::string& key, std::int64_t lo,
                      std::int64_t hi) {
-  if (!n.is_number())
-    fail(c, n, fmt::format("\"{}\": expected a number, found {}", key, n.kind_name()));
+  // rt-app takes these with json_object_get_int after checking json_type_int: 0.1 is refused
+  // there, not truncated to 0 (a whole number such as 1e15 goes on to the range check).
+  if (!n.is_number() || (n.kind == JNode::Kind::Float && n.number() != std::floor(n.number())))
+    fail(c, n,
+         fmt::format("\"{}\": expected an integer, found {}", key,
+                     n.kind == JNode::Kind::Float ? fmt::format("{}", n.number()) : n.kind_name()));
   double v = n.number();
   if (v < static_cast<double>(lo) || v > static_cast<double>(hi))
     fail(c, n, fmt::format("\"{}\": {} is out of range [{}, {}]", key, v, lo, hi));
