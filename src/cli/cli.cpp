@@ -16,8 +16,7 @@ namespace schedtwin::cli {
 
 CLI::Validator file_name() {
   return CLI::Validator(
-      [](std::string& v) { return v.empty() ? std::string("expected a path, got ''") : ""; },
-      "");
+      [](std::string& v) { return v.empty() ? std::string("expected a path, got ''") : ""; }, "");
 }
 
 void add_common_options(CLI::App& sub, CommonOptions& o) {
@@ -41,8 +40,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
           },
           "UINT"))
       ->capture_default_str();
-  sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")
-      ->check(CLI::Range(100, 1000));
+  sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(range(100, 1000));
   sub.add_option("--json", o.json_out,
                  "Write all figures of the run as one JSON document to FILE (\"-\": to stdout, "
                  "and the text report to stderr)")
@@ -63,7 +61,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
       ->capture_default_str();
   sub.add_option("--explain-limit", o.explain_limit,
                  "Most --explain records written; later ones are counted")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000000}))
+      ->check(range(std::uint64_t{1}, std::uint64_t{100000000}))
       ->capture_default_str();
   sub.add_flag(
       "--check", o.check,

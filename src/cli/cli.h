@@ -1,9 +1,12 @@
 // The schedtwin command line (DESIGN.md §4).
 #pragma once
+#include <fmt/core.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace schedtwin::cli {
@@ -35,6 +38,22 @@ void add_common_options(CLI::App& sub, CommonOptions& o);
 // For options that take a path (--json, --out, --logdir, ...): refuses "" (exit 2), which
 // would otherwise read as "option not given" and be ignored without a word.
 CLI::Validator file_name();
+
+// CLI::Range with an error a user can act on: "expected an integer in [1, 10000], got 'abc'"
+// (CLI::Range says "Value abc not in range 1 to 10000", also for text that is no number).
+// The help shows "INT in [1 - 10000]" as CLI::Range does.
+template <typename T>
+CLI::Validator range(T lo, T hi) {
+  constexpr bool integral = std::is_integral_v<T>;
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        T x{};
+        if (CLI::detail::lexical_cast(v, x) && !(x < lo) && !(hi < x)) return {};
+        return fmt::format("expected {} in [{}, {}], got '{}'",
+                           integral ? "an integer" : "a number", lo, hi, v);
+      },
+      fmt::format("{} in [{} - {}]", integral ? "INT" : "FLOAT", lo, hi));
+}
 // The long names add_common_options defines ("--machine", "--kernel", ...), in its order.
 std::vector<std::string> common_option_names();
 

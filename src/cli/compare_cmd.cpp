@@ -573,7 +573,7 @@ void register_compare_command(CLI::App& app) {
       "way to compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.");
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(range(1, 1000));
   sub->add_option("--base", o->base_spec,
                   "Base configuration SPEC: an optional kernel profile then features (default: the "
                   "subcommand's default profile)");
@@ -584,7 +584,7 @@ void register_compare_command(CLI::App& app) {
   sub->add_option("-j,--jobs", o->jobs,
                   "Runs in parallel (threads); the results do not depend on it")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->check(range(1, 1024));
   sub->add_option(
          "--json", *json_out,
          "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "

@@ -122,10 +122,10 @@ MessagingOutcome run_messaging_command(const CommonOptions& o, const workload::M
 void add_messaging_options(CLI::App& sub, MessagingArgs& a) {
   sub.add_option("-g,--group", a.p.groups, "Number of groups")
       ->capture_default_str()
-      ->check(CLI::Range(1, kMaxGroups));
+      ->check(range(1, kMaxGroups));
   sub.add_option("-l,--nr_loops", a.p.loops, "Number of loops to run")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{1}, kMaxLoops));
+      ->check(range(std::int64_t{1}, kMaxLoops));
   sub.add_flag("-p,--pipe", a.pipe, "Use pipe() instead of socketpair()");
   sub.add_flag("-t,--thread", a.threads, "Be multi thread instead of multi process");
   sub.add_option("--format", a.format,
@@ -153,16 +153,16 @@ void add_hackbench_options(CLI::App& sub, MessagingArgs& a) {
                  "Bytes per message (sockets: up to 3776, a linear skb; pipes: up to 4096). The "
                  "per-call costs of the machine are used whatever the size")
       ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+      ->check(range(1, 4096));
   sub.add_option("-l,--loops", a.p.loops, "Messages each sender passes to each receiver")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{2147483647}));
+      ->check(range(std::int64_t{1}, std::int64_t{2147483647}));
   sub.add_option("-g,--groups", a.p.groups, "Number of groups")
       ->capture_default_str()
-      ->check(CLI::Range(1, kMaxGroups));
+      ->check(range(1, kMaxGroups));
   sub.add_option("-f,--fds", a.p.fds, "Senders and receivers per group")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(range(1, 100000));
   CLI::Option* t = sub.add_flag("-T,--threads", a.threads, "Use POSIX threads");
   CLI::Option* pr = sub.add_flag("-P,--process", a.process, "Use fork() (the default)");
   t->excludes(pr);

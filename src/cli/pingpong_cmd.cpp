@@ -154,7 +154,7 @@ void add_pingpong_options(CLI::App& sub, PingpongArgs& a) {
                  "Connections (uperf's nthreads, $t): each is a master and a slave thread in "
                  "lock step (the latency-nice series ran 8 to 128)")
       ->capture_default_str()
-      ->check(CLI::Range(1, workload::kPingpongMaxConnections));
+      ->check(range(1, workload::kPingpongMaxConnections));
   sub.add_option("--size", a.size,
                  "Bytes per read and write, uperf syntax: digits then optionally b, k, m or g "
                  "(k = 1024), e.g. 64, 8k, 1m; 1 to 1g")

@@ -222,7 +222,7 @@ void register_reproduce_command(CLI::App& app) {
   sub->add_option("--runs", o->runs,
                   "Seeds 1..N per configuration (at quick scale latency-nice and "
                   "sched-idle-balancing use at most 3)")
-      ->check(CLI::Range(1, 100))
+      ->check(range(1, 100))
       ->capture_default_str();
   sub->add_flag("--quick", o->quick, "Scaled-down runs (default)");
   sub->add_flag("--full", o->full, "The posted parameters");

@@ -235,7 +235,7 @@ void add_rtapp_options(CLI::App& sub, RtAppArgs& a) {
   sub.add_option("--duration", a.common.duration_s,
                  "Simulated seconds to run, overriding the file's duration (a file without one "
                  "stops when its threads end, at most after 60 s)")
-      ->check(CLI::Range(0.001, 3600.0));
+      ->check(range(0.001, 3600.0));
   sub.add_option("--logdir", a.logdir,
                  "Write the logs here instead of the file's logdir (its last directory is "
                  "created once the run succeeded; its parent must exist)")

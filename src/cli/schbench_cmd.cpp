@@ -58,38 +58,38 @@ void add_schbench_options(CLI::App& sub, SchbenchArgs& a) {
   const int max_threads = static_cast<int>(workload::kSchbenchMaxTasks);
   sub.add_option("-m,--message-threads", a.p.message_threads, "Number of message threads")
       ->capture_default_str()
-      ->check(CLI::Range(1, max_threads));
+      ->check(range(1, max_threads));
   sub.add_option("-t,--threads", a.p.worker_threads, "Worker threads per message thread")
       ->capture_default_str()
-      ->check(CLI::Range(1, max_threads));
+      ->check(range(1, max_threads));
   sub.add_option("-r,--runtime", a.p.runtime_s,
                  "How long to run before exiting (seconds; schbench's 0 = forever is refused)")
       ->capture_default_str()
-      ->check(CLI::Range(1, kSchbenchMaxRuntimeS));
+      ->check(range(1, kSchbenchMaxRuntimeS));
   sub.add_option("-s,--sleeptime", a.p.sleeptime_us,
                  "Message thread latency: its usleep per cycle, plus up to a quarter of it (usec)")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{0}, kSchbenchMaxTimeUs));
+      ->check(range(std::int64_t{0}, kSchbenchMaxTimeUs));
   sub.add_option("-c,--cputime", a.p.cputime_us,
                  "How long each worker spins per request (usec, wall clock)")
       ->capture_default_str()
-      ->check(CLI::Range(std::int64_t{0}, kSchbenchMaxTimeUs));
+      ->check(range(std::int64_t{0}, kSchbenchMaxTimeUs));
   sub.add_option("-C,--message_cputime", a.message_cputime,
                  "Accepted and ignored, as by that schbench (a bug): the message thread always "
                  "spins 30000 usec per cycle")
-      ->check(CLI::Range(0, static_cast<int>(kSchbenchMaxTimeUs)));
+      ->check(range(0, static_cast<int>(kSchbenchMaxTimeUs)));
   sub.add_option("-w,--warmuptime", a.p.warmuptime_s,
                  "How long to warm up before resetting the statistics (seconds; 0: never)")
       ->capture_default_str()
-      ->check(CLI::Range(0, kSchbenchMaxRuntimeS));
+      ->check(range(0, kSchbenchMaxRuntimeS));
   sub.add_option("-i,--intervaltime", a.p.intervaltime_s,
                  "Interval for printing latencies (seconds)")
       ->capture_default_str()
-      ->check(CLI::Range(0, kSchbenchMaxRuntimeS));
+      ->check(range(0, kSchbenchMaxRuntimeS));
   sub.add_option("-z,--zerotime", a.p.zerotime_s,
                  "Interval for zeroing latencies (seconds; 0: never)")
       ->capture_default_str()
-      ->check(CLI::Range(0, kSchbenchMaxRuntimeS));
+      ->check(range(0, kSchbenchMaxRuntimeS));
   add_common_options(sub, a.common);
 }
 

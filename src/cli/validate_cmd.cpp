@@ -460,16 +460,16 @@ void register_validate_command(CLI::App& app) {
                   "Kernel profile of the simulation (default: v6.6 on a host running 6.6 or "
                   "later, else v6.0)");
   sub->add_option("--repeats", o->repeats, "Real runs of each workload (and simulated seeds)")
-      ->check(CLI::Range(1, 50))
+      ->check(range(1, 50))
       ->capture_default_str();
   sub->add_option("--duration", o->duration_s, "Seconds of each rt-app run")
-      ->check(CLI::Range(1, 600))
+      ->check(range(1, 600))
       ->capture_default_str();
   sub->add_option("--loops", o->loops, "perf bench sched messaging -l")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}))
+      ->check(range(std::int64_t{1}, std::int64_t{1000000}))
       ->capture_default_str();
   sub->add_option("--hackbench-loops", o->hackbench_loops, "hackbench -l")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}))
+      ->check(range(std::int64_t{1}, std::int64_t{1000000}))
       ->capture_default_str();
   sub->add_flag("--tiny", o->tiny,
                 "Smallest scale, for tests: 1 repeat, 1 s rt-app runs, -l 20, quick calibration "
