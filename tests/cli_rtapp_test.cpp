@@ -91,6 +91,21 @@ TEST(CliRtApp, SameSeedGivesByteIdenticalOutputAndLogs) {
   fs::remove_all(d);
 }
 
+// Found by a fresh-user trial: util_min and nodes_membind were accepted without a word while
+// dl-runtime is refused. A key rt-app acts on but the model cannot is named once, by place.
+TEST(CliRtApp, KeysWithoutEffectAreNamedOnce) {
+  fs::path d = tmpdir("ignored");
+  std::ofstream(d / "u.json") << R"({"tasks": {"t": {"run": 100, "util_min": 512},
+    "u": {"run": 100, "util_min": 256}}, "global": {"duration": 1}})";
+  const std::string f = (d / "u.json").string();
+  Result r = run("rt-app " + f + " --logdir " + (d / "l").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "schedtwin: note: " + f +
+                       ":1:30: \"util_min\" has no effect here: uclamp is not modelled (no "
+                       "frequency scaling, no EAS)\n");
+  fs::remove_all(d);
+}
+
 TEST(CliRtApp, AFileWithoutDurationWhoseThreadsNeverEndIsReported) {
   fs::path d = tmpdir("stuck");
   {

@@ -131,6 +131,7 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
 
   RtAppOutcome out;
   out.occupancy = traces.take_occupancy();
+  out.ignored = cfg.ignored;
   for (const auto& d : cfg.tasks) {
     out.task_order.push_back(d.name);
     if (d.has_timer) out.timer_tasks.push_back(d.name);
@@ -277,6 +278,7 @@ void register_rtapp_command(CLI::App& app) {
     }
     // Only the summary and JSON are printed: no need to keep every sample.
     RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create, false);
+    for (const std::string& n : out.ignored) fmt::print(stderr, "schedtwin: note: {}\n", n);
     emit_report(out.summary, out.json, o->common.json_out);
   });
 }

@@ -23,6 +23,7 @@ struct RtAppOutcome {
   std::string summary;                   // the text printed on stdout
   nlohmann::json json;
   std::optional<metrics::Occupancy> occupancy;  // with CommonOptions::occupancy_bin_ns > 0
+  std::vector<std::string> ignored;  // workload::rtapp::Config::ignored: keys without effect
 };
 
 // The command line of `schedtwin rt-app`; compare parses its ARGS with the same definitions.

@@ -27,6 +27,18 @@ using kernel::TaskId;
   throw InputError(fmt::format("{}:{}:{}: {}", c.path, n.line, n.col, what));
 }
 
+// Records, once per key, that a key rt-app acts on has no effect in the model, and why.
+void note_ignored(Config& c, const JNode& n, const std::string& key) {
+  const std::string quoted = fmt::format("\"{}\"", key);
+  for (const std::string& s : c.ignored)
+    if (s.find(quoted) != std::string::npos) return;
+  const char* why = key == "nodes_membind" ? "memory placement is not modelled"
+                    : key == "gnuplot"     ? "no .plot files are written"
+                                       : "uclamp is not modelled (no frequency scaling, no EAS)";
+  c.ignored.push_back(
+      fmt::format("{}:{}:{}: {} has no effect here: {}", c.path, n.line, n.col, quoted, why));
+}
+
 std::int64_t get_int(const Config& c, const JNode& n, const std::string& key, std::int64_t lo,
                      std::int64_t hi) {
   // rt-app takes these with json_object_get_int after checking json_type_int: 0.1 is refused
@@ -225,6 +237,7 @@ void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode&
         ph.taskgroup = parse_taskgroup(c, v);
         continue;
       }
+      if (key == "nodes_membind" || key == "util_min" || key == "util_max") note_ignored(c, v, key);
       if (key == "priority" || key == "nodes_membind" || key == "util_min" || key == "util_max")
         continue;
     }
@@ -266,6 +279,8 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
       if (v.kind != JNode::Kind::Object) fail(c, v, "\"phases\": expected an object of phases");
       phases = &v;
       has_phases = true;
+    } else if (k == "nodes_membind" || k == "util_min" || k == "util_max") {
+      note_ignored(c, v, k);
     } else if (k == "dl-runtime" || k == "dl-period" || k == "dl-deadline") {
       fail(c, v,
            fmt::format("\"{}\": SCHED_DEADLINE parameters and custom slices are not modelled yet",
@@ -366,6 +381,8 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
           if (x.kind != JNode::Kind::Bool)
             fail(c, x, "\"cumulative_slack\": expected true or false");
           c.cumulative_slack = x.b;
+        } else if (g == "gnuplot" && x.kind == JNode::Kind::Bool && x.b) {
+          note_ignored(c, x, g);
         } else if (g == "pi_enabled" || g == "lock_pages" || g == "ftrace" || g == "gnuplot" ||
                    g == "io_device" || g == "mem_buffer_size" || g == "logsize" || g == "frag") {
           continue;  // accepted, no effect in simulation (logsize is not an rt-app key either)
