@@ -705,6 +705,12 @@ std::vector<Case> cases() {
        rtapp(" --bogus"),
        2,
        "The following argument was not expected: --bogus"},
+      // Found by a fresh-user trial: CLI11 listed them in reverse ("10 -p").
+      {"SchbenchOptionsNotModelled",
+       {},
+       "schbench -p 10 -r 1",
+       2,
+       "The following arguments were not expected: -p 10"},
       {"MissingTaskset", {}, "rt-app --logdir logs", 2, "taskset is required"},
       {"SeedNotANumber", {{"t.json", kGood}}, rtapp(" --seed many"), 2, "--seed"},
       {"HzOutOfRange",

@@ -121,15 +121,23 @@ std::string subcommand_error(CLI::App& app, int argc, char** argv) {
 
 // CLI11 rejects `schedtwin compare --with v5.7 messaging -g 4` with "The following arguments
 // were not expected: -g", which does not say that the benchmark's arguments go after `--`.
-std::string parse_error_text(const CLI::ParseError& e, int argc, char** argv) {
+// Also: CLI11 2.3's ExtrasError lists the arguments in reverse ("not expected: 10 -p" for
+// `-p 10`); the text is rebuilt from app.remaining(), which keeps the command line's order.
+std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
-  if (!extras || argc < 2 || std::string_view(argv[1]) != "compare") return e.what();
+  if (!extras) return e.what();
+  const std::vector<std::string> rest = app.remaining(true);
+  const std::string what =
+      rest.empty() ? std::string(e.what())
+                   : fmt::format("The following argument{} not expected: {}",
+                                 rest.size() > 1 ? "s were" : " was", fmt::join(rest, " "));
+  if (argc < 2 || std::string_view(argv[1]) != "compare") return what;
   for (int i = 2; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--") return e.what();
+    if (std::string_view(argv[i]) == "--") return what;
   return fmt::format(
       "compare: the subcommand and its arguments go after \"--\" (e.g. schedtwin compare "
       "--with v5.7 -- messaging -g 4); {}",
-      e.what());
+      what);
 }
 
 }  // namespace
@@ -179,7 +187,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "schedtwin: {}\n", parse_error_text(e, argc, argv));
+    fmt::print(stderr, "schedtwin: {}\n", parse_error_text(app, e, argc, argv));
     return 2;
   } catch (const UsageError& e) {
     fmt::print(stderr, "schedtwin: {}\n", e.what());
