@@ -678,6 +678,12 @@ std::vector<Case> cases() {
        "reproduce sched-idle-fallback --runs 1 --json nodir/out.json",
        1,
        "--json nodir/out.json: directory nodir does not exist"},
+      {"ReproduceJsonAndReportInOneFile",
+       {},
+       "reproduce sched-idle-fallback --runs 1 --json out.json --report ./out.json",
+       2,
+       "--json out.json and --report ./out.json: one file for two outputs; expected different "
+       "files"},
       {"FtraceToStandardOutput",
        {},
        "messaging -g 1 -l 10 --ftrace -",

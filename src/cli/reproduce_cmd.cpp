@@ -237,10 +237,8 @@ void register_reproduce_command(CLI::App& app) {
   sub->callback([o] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
     if (!o->json_out.empty()) check_json_output(o->json_out);
+    check_distinct_outputs({{"--json", &o->json_out}, {"--report", &o->report_out}});
     if (!o->report_out.empty()) {
-      if (o->report_out == o->json_out)
-        throw UsageError(fmt::format("--json {} and --report {}: expected two different files",
-                                     o->json_out, o->report_out));
       report::require_report_assets("--report");
       check_output_file(o->report_out, "--report");
     }

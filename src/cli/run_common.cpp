@@ -120,11 +120,15 @@ OutputTarget output_target(const std::string& path) {
 }
 
 void check_distinct_outputs(const CommonOptions& o) {
+  check_distinct_outputs({{"--json", &o.json_out},
+                          {"--trace", &o.trace_out},
+                          {"--ftrace", &o.ftrace_out},
+                          {"--explain", &o.explain}});
+}
+
+void check_distinct_outputs(
+    std::initializer_list<std::pair<const char*, const std::string*>> outputs) {
   namespace fs = std::filesystem;
-  const std::pair<const char*, const std::string*> outputs[] = {{"--json", &o.json_out},
-                                                                {"--trace", &o.trace_out},
-                                                                {"--ftrace", &o.ftrace_out},
-                                                                {"--explain", &o.explain}};
   std::vector<std::pair<fs::path, std::string>> seen;  // resolved file, "--option PATH"
   for (const auto& [option, path] : outputs) {
     if (path->empty() || *path == "-") continue;

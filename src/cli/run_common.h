@@ -1,11 +1,13 @@
 // What every simulating subcommand shares: building the scenario from the common
 // options, the JSON document's common keys, and writing output files atomically.
 #pragma once
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "cli/cli.h"
 #include "kernel/kernel.h"
@@ -54,6 +56,9 @@ OutputTarget output_target(const std::string& path);
 // UsageError when two of the run's output files (--json, --trace, --ftrace, --explain=FILE)
 // are one file: one would silently overwrite the other. Devices such as /dev/null may repeat.
 void check_distinct_outputs(const CommonOptions& o);
+// The same for any list of (option, path); "" and "-" are skipped.
+void check_distinct_outputs(
+    std::initializer_list<std::pair<const char*, const std::string*>> outputs);
 
 // UsageError for the path "-"; InputError naming `option` unless a file can be created at
 // `path`: it is not a directory, its directory exists, and a file can be created there
