@@ -8,7 +8,7 @@
 #     (all four series, 15 s, about 9 min instrumented) and CliRun.TwoWorkloadsInTheirGroups
 #     (three scenario runs with --check, 10 s, over 5 min instrumented). The code they run
 #     is run instrumented by the per-series, golden and scenario tests;
-#  3. runs each libFuzzer harness for FUZZ_SECONDS (default 30) from its seed corpus
+#  3. runs each libFuzzer harness for FUZZ_SECONDS (default 20) from its seed corpus
 #     (scripts/fuzz.sh; any crash, sanitizer report, leak, timeout or OOM fails the step),
 #     with libFuzzer's -seed=FUZZ_SEED (default 1) so that a finding can be replayed.
 # Prints how long each part took. Exit status: non-zero if any part failed.
@@ -18,7 +18,7 @@
 #
 # Usage: scripts/ci-sanitize.sh [extra ctest arguments]
 # Environment: BUILD_DIR (default <repo>/build-fuzz), JOBS (default: the number of CPUs),
-#              FUZZ_SECONDS (default 30), FUZZ_SEED (default 1).
+#              FUZZ_SECONDS (default 20), FUZZ_SEED (default 1).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,7 +39,7 @@ status=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" \
   -E '^(CliReport\.AllSeriesChartsRender|CliRun\.TwoWorkloadsInTheirGroups)$' "$@" || status=1
 tested=$(date +%s)
-"$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-30}" || status=1
+"$root/scripts/fuzz.sh" "${FUZZ_SECONDS:-20}" || status=1
 fuzzed=$(date +%s)
 echo "ci-sanitize.sh: build $((built - start)) s, tests $((tested - built)) s," \
   "fuzzing $((fuzzed - tested)) s, status $status"
