@@ -434,9 +434,6 @@ CompareOutcome run_compare(const CompareRequest& r) {
       throw std::logic_error("compare: the run options do not reproduce the resolved profile");
   }
   prep.prepare(sc);
-  if (!r.logdir.empty() && std::filesystem::exists(r.logdir) &&
-      !std::filesystem::is_directory(r.logdir))
-    throw InputError(fmt::format("--logdir {}: exists and is not a directory", r.logdir));
   if (!r.logdir.empty()) check_logdir_parent(r.logdir);
 
   // 2·runs independent simulations: index i is configuration i / runs, seed i % runs + 1. Indices

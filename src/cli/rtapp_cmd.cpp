@@ -247,7 +247,11 @@ void check_logdir_parent(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path p = fs::path(dir).lexically_normal();
-  if (fs::exists(p, ec)) return;
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec))
+      throw InputError(fmt::format("--logdir {}: exists and is not a directory", dir));
+    return;
+  }
   fs::path parent = p.has_filename() ? p.parent_path() : p.parent_path().parent_path();
   if (parent.empty()) parent = ".";
   if (!fs::is_directory(parent, ec))

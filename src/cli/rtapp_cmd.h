@@ -35,7 +35,7 @@ struct RtAppArgs {
 // Defines the task-set positional, the common options, --duration and --logdir on `sub`.
 void add_rtapp_options(CLI::App& sub, RtAppArgs& a);
 
-// A --logdir DIR the user gave: InputError unless DIR exists or its parent is a directory.
+// A --logdir DIR the user gave: InputError unless DIR is a directory or its parent is one.
 // Only the last directory is created, as mkdir without -p does: a mistyped path must not leave
 // a tree of directories behind.
 void check_logdir_parent(const std::string& dir);

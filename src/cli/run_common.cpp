@@ -146,7 +146,7 @@ void check_distinct_outputs(
   }
 }
 
-void check_output_file(const std::string& path, std::string_view option) {
+OutputTarget check_output_file(const std::string& path, std::string_view option) {
   namespace fs = std::filesystem;
   if (path == "-")  // not a file named "-", which nobody means
     throw UsageError(
@@ -158,7 +158,7 @@ void check_output_file(const std::string& path, std::string_view option) {
   if (target.in_place) {
     if (::access(path.c_str(), W_OK) != 0)
       throw InputError(fmt::format("{} {}: cannot write ({})", option, path, std::strerror(errno)));
-    return;
+    return target;
   }
   const fs::path parent = fs::path(target.file).parent_path();
   const fs::path dir = parent.empty() ? fs::path(".") : parent;
@@ -175,6 +175,7 @@ void check_output_file(const std::string& path, std::string_view option) {
                                    dir.string(), std::strerror(errno)));
   }
   if (!existed) fs::remove(tmp, ec);
+  return target;
 }
 
 void check_json_output(const std::string& path, std::string_view option) {
@@ -194,8 +195,7 @@ void emit_report(const std::string& text, const nlohmann::json& doc, const std::
 
 void write_file_atomically(const std::string& path, const std::string& text,
                            std::string_view option) {
-  check_output_file(path, option);
-  const OutputTarget target = output_target(path);
+  const OutputTarget target = check_output_file(path, option);
   if (target.in_place) {
     std::ofstream out(path, std::ios::binary);
     out << text;
@@ -318,8 +318,7 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
                                               : kernel::Explain::Format::Text;
     std::ostream* os = &std::cerr;
     if (o.explain != "-") {
-      check_output_file(o.explain, "--explain");
-      const OutputTarget target = output_target(o.explain);
+      const OutputTarget target = check_output_file(o.explain, "--explain");
       if (!target.in_place) m.explain_path = target.file;
       m.explain_file = std::make_unique<std::ofstream>(
           target.in_place ? o.explain : target.file + ".tmp", std::ios::binary | std::ios::trunc);

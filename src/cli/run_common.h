@@ -63,8 +63,8 @@ void check_distinct_outputs(
 // UsageError for the path "-"; InputError naming `option` unless a file can be created at
 // `path`: it is not a directory, its directory exists, and a file can be created there
 // (probed with path + ".tmp", removed again). Subcommands call it before simulating, so that
-// a bad path costs no work and leaves nothing behind.
-void check_output_file(const std::string& path, std::string_view option);
+// a bad path costs no work and leaves nothing behind. Returns where the output will go.
+OutputTarget check_output_file(const std::string& path, std::string_view option);
 
 // --json's path "-": the JSON document goes to standard output and the text report to
 // standard error, so that `schedtwin ... --json - | jq` reads one document.
