@@ -2,6 +2,10 @@
 // without the sched-idle fallback (fair-class.md §4.5, §4.10).
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "kernel/kernel.h"
 #include "kernel_test_util.h"
 
@@ -63,4 +67,108 @@ TEST(Wakeup, FallbackFlagAloneMatchesTheV54Profile) {
   apply_features(c.profile.features, "sched-idle-fallback", "--features");
   EXPECT_TRUE(c.profile.features.has(Feature::SIS_SCHED_IDLE_FALLBACK));
   EXPECT_EQ(c.profile.features, make_profile("v5.4").features);
+}
+
+namespace {
+
+// Runs 100 us, then wakes each of `wakees` (sync or not), `rounds` times; then runs on.
+struct WakerBody : TaskBody {
+  Kernel* k = nullptr;
+  std::vector<TaskId> wakees;
+  unsigned flags = WF_NONE;
+  int rounds = 0;
+  int woken = 0;  // wake_up calls that woke a task
+  bool ran = false;
+  Step next(TaskId, Time) override {
+    if (!ran || rounds == 0) {
+      ran = true;
+      return Step::run(rounds == 0 ? kNsPerSec * 3600 : us(100));
+    }
+    ran = false;
+    --rounds;
+    for (TaskId w : wakees) woken += k->wake_up(w, flags) ? 1 : 0;
+    return Step::run(0);
+  }
+};
+
+// Runs 10 us each time it is woken, then blocks.
+struct ShortBody : TaskBody {
+  bool ran = false;
+  Step next(TaskId, Time) override {
+    ran = !ran;
+    return ran ? Step::run(us(10)) : Step::block();
+  }
+};
+
+// The numbers of one line of `schedstat` that starts with `prefix` ("cpu0 ", "domain1 "),
+// the first line after the line `after` when given (a CPU's domain lines follow its cpu line).
+std::vector<std::uint64_t> schedstat_fields(const std::string& s, const std::string& prefix,
+                                            const std::string& after = "") {
+  std::size_t at = after.empty() ? 0 : s.find("\n" + after);
+  at = s.find("\n" + prefix, at);
+  EXPECT_NE(at, std::string::npos) << prefix;
+  std::istringstream line(s.substr(at + 1, s.find('\n', at + 1) - at - 1));
+  std::string word;
+  line >> word;                                    // cpuN / domainN
+  if (prefix.starts_with("domain")) line >> word;  // the span mask
+  std::vector<std::uint64_t> v;
+  for (std::uint64_t x; line >> x;) v.push_back(x);
+  return v;
+}
+
+}  // namespace
+
+// ttwu_stat (core.c v5.4) counts on the waker's runqueue: ttwu_count for every wakeup,
+// ttwu_local when the wakee goes to the waker's CPU, otherwise ttwu_wake_remote of the
+// waker's lowest domain spanning the wakee's CPU. Two LLCs {0,1} {2,3}: the waker on CPU 0
+// wakes a task pinned to CPU 3 (remote, in domain1) and one pinned to CPU 0 (local).
+TEST(Wakeup, SchedstatCountsWakeupsOnTheWakersRunqueue) {
+  Config c;
+  c.profile = make_profile("v5.4");
+  Kernel k(flat_machine(2, 2), c);
+  ShortBody far, near;
+  TaskId tfar = k.create_task({.name = "far", .cpus = {3}}, &far);
+  TaskId tnear = k.create_task({.name = "near", .cpus = {0}}, &near);
+  k.run_until(ms(1));  // both have run and blocked
+  WakerBody w;
+  w.k = &k;
+  w.wakees = {tfar, tnear};
+  w.rounds = 10;
+  k.create_task({.name = "waker", .cpus = {0}}, &w);
+  k.run_until(ms(10));
+  ASSERT_EQ(w.woken, 20);
+  const std::string s = k.schedstat();
+  // cpu fields: yld_count, 0, sched_count, sched_goidle, ttwu_count, ttwu_local, ...
+  const auto cpu0 = schedstat_fields(s, "cpu0 ");
+  EXPECT_EQ(cpu0[4], 20u);
+  EXPECT_EQ(cpu0[5], 10u);
+  EXPECT_EQ(schedstat_fields(s, "cpu3 ")[4], 0u);  // the wakee's CPU counts nothing
+  // domain fields: 24 lb_*, 3 alb_*, 6 zeros, ttwu_wake_remote, ttwu_move_affine, _balance
+  EXPECT_EQ(schedstat_fields(s, "domain0 ", "cpu0 ")[33], 0u);
+  EXPECT_EQ(schedstat_fields(s, "domain1 ", "cpu0 ")[33], 10u);
+  EXPECT_EQ(schedstat_fields(s, "domain1 ", "cpu0 ")[35], 0u);
+}
+
+// wake_affine (fair.c v5.4) counts ttwu_move_affine in the domain it decided in: a sync
+// wakeup from CPU 0, the waker alone there, of a task last on CPU 1 of the same LLC picks
+// the waker's CPU (wake_affine_idle) and counts once in CPU 0's domain0.
+TEST(Wakeup, SchedstatCountsAnAffineDecisionInItsDomain) {
+  Config c;
+  c.profile = make_profile("v5.4");
+  Kernel k(flat_machine(1, 4), c);
+  ShortBody wakee;
+  TaskId t = k.create_task({.name = "wakee", .cpus = {1}}, &wakee);
+  k.run_until(ms(1));
+  k.set_affinity(t, {});
+  WakerBody w;
+  w.k = &k;
+  w.wakees = {t};
+  w.flags = WF_SYNC;
+  w.rounds = 1;
+  k.create_task({.name = "waker", .cpus = {0}}, &w);
+  k.run_until(ms(2));
+  ASSERT_EQ(w.woken, 1);
+  const std::string s = k.schedstat();
+  EXPECT_EQ(schedstat_fields(s, "domain0 ", "cpu0 ")[34], 1u);
+  EXPECT_EQ(schedstat_fields(s, "domain0 ", "cpu1 ")[34], 0u);
 }

@@ -1045,7 +1045,8 @@ bool KernelImpl::nohz_idle_balance(int this_cpu) {
 }
 
 // /proc/schedstat version 15 (kernel/sched/stats.c v5.4–v5.19): a cpu line per CPU
-// followed by its domain lines. ttwu_* of the domain lines are not counted (0).
+// followed by its domain lines. ttwu_move_balance is 0, as in those kernels (nothing
+// increments it since the wakeup balancing it counted was removed).
 std::string KernelImpl::schedstat_text() const {
   std::string out = fmt::format("version 15\ntimestamp {}\n", jiffies());
   for (int cpu = 0; cpu < nr_cpus(); ++cpu) {

@@ -342,7 +342,27 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
     explain_->end(fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : ""));
   }
   ttwu_queue(p, cpu, wf);
+  ttwu_stat(cpu);
   return true;
+}
+
+// ttwu_stat (core.c v5.4): counted on the waker's runqueue (this_rq(), not the wakee's); a
+// wakeup onto another CPU counts in the waker's lowest domain that spans that CPU. The
+// per-task counters (se.statistics.nr_wakeups_*) are left out.
+void KernelImpl::ttwu_stat(int cpu) {
+  Rq& rq = cpu_rq(this_cpu_);
+  if (cpu == this_cpu_) {
+    rq.ttwu_local++;
+  } else {
+    for (SchedDomain& sd : rq.sd) {
+      const auto& span = levels_[static_cast<size_t>(sd.level_id)].span;
+      if (std::binary_search(span.begin(), span.end(), cpu)) {
+        sd.ttwu_wake_remote++;
+        break;
+      }
+    }
+  }
+  rq.ttwu_count++;
 }
 
 // ttwu_queue (core.c v5.4): across LLCs the wakee goes on the target's wake list and an
@@ -362,8 +382,6 @@ void KernelImpl::ttwu_queue(TaskId p, int cpu, unsigned wake_flags) {
 // ttwu_do_activate + ttwu_do_wakeup (core.c v5.4), including the avg_idle update.
 void KernelImpl::ttwu_do_activate(int cpu, TaskId p, unsigned wake_flags) {
   Rq& rq = cpu_rq(cpu);
-  rq.ttwu_count++;
-  if (cpu == this_cpu_) rq.ttwu_local++;
   int en_flags = ENQUEUE_WAKEUP;
   if (wake_flags & WF_MIGRATED) en_flags |= ENQUEUE_MIGRATED;
   activate_task(cpu, p, en_flags);

@@ -234,6 +234,7 @@ class KernelImpl {
   void on_timer(TaskId t);
   void handle_timer_irq(int cpu, TaskId t);
   void ttwu_queue(TaskId p, int cpu, unsigned wake_flags);
+  void ttwu_stat(int cpu);
   void process_wake_list(int cpu);
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);

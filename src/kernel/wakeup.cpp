@@ -70,13 +70,15 @@ int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_c
   return this_eff_load < prev_eff_load ? this_cpu : kNone;
 }
 
-// wake_affine (fair.c v5.4).
+// wake_affine (fair.c v5.4). ttwu_move_affine counts every decision the two tests took,
+// including wake_affine_idle's choice of an idle prev_cpu, as the kernel counts it.
 int KernelImpl::wake_affine(int sd_idx, Task& p, int this_cpu, int prev_cpu, bool sync) {
   int target = kNone;
   if (feat(Feature::WA_IDLE)) target = wake_affine_idle(this_cpu, prev_cpu, sync);
   if (feat(Feature::WA_WEIGHT) && target == kNone)
     target = wake_affine_weight(sd_idx, p, this_cpu, prev_cpu, sync);
   if (target == kNone) return prev_cpu;
+  cpu_rq(this_cpu).sd[static_cast<size_t>(sd_idx)].ttwu_move_affine++;
   return target;
 }
 
