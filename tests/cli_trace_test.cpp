@@ -83,7 +83,7 @@ std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
   static const std::regex line(
       R"(^ *(.{1,16})-(\d+) +\[(\d{3})\] (\S{4}) +(\d+)\.(\d{6}): (\w+): (.*)$)");
   static const std::regex sw(
-      R"(^prev_comm=(.+) prev_pid=(\d+) prev_prio=(\d+) prev_state=(R\+?|S|X) ==> next_comm=(.+) next_pid=(\d+) next_prio=(\d+)$)");
+      R"(^prev_comm=(.+) prev_pid=(\d+) prev_prio=(\d+) prev_state=(R\+?|S|X|Z) ==> next_comm=(.+) next_pid=(\d+) next_prio=(\d+)$)");
   static const std::regex wake(R"(^comm=(.+) pid=(\d+) prio=(\d+) target_cpu=(\d{3})$)");
   static const std::regex mig(R"(^comm=(.+) pid=(\d+) prio=(\d+) orig_cpu=(\d+) dest_cpu=(\d+)$)");
   static const std::regex ex(R"(^comm=(.+) pid=(\d+) prio=(\d+)$)");
@@ -148,6 +148,7 @@ struct Decoded {
   std::map<std::string, std::vector<std::int64_t>> samples;  // by track name
   std::set<int> thread_tracks;                               // pids with a thread track
   std::map<int, int> ppid;                                   // process_tree: pid -> ppid
+  std::map<int, int> tgid;                                   // process_tree: tid -> tgid
 };
 
 std::string unquote(const std::string& v) {
@@ -159,7 +160,7 @@ Decoded parse_protoc_text(const std::string& text) {
   Decoded d;
   std::vector<std::string> stack;
   int bundle_cpu = -1;
-  int proc_pid = -1;
+  int proc_pid = -1, thread_tid = -1;
   Event ev;
   std::uint64_t te_track = 0, td_uuid = 0;
   std::int64_t te_value = 0;
@@ -207,6 +208,7 @@ Decoded parse_protoc_text(const std::string& text) {
                         : val == "256" ? "R+"
                         : val == "1"   ? "S"
                         : val == "16"  ? "X"
+                        : val == "32"  ? "Z"
                                        : "?" + val;
       if (key == "pid") ev.pid = std::stoi(val);
       if (key == "comm") ev.comm = unquote(val);
@@ -219,6 +221,8 @@ Decoded parse_protoc_text(const std::string& text) {
     if (top == "thread" && key == "tid") d.thread_tracks.insert(std::stoi(val));
     if (top == "processes" && key == "pid") proc_pid = std::stoi(val);
     if (top == "processes" && key == "ppid") d.ppid[proc_pid] = std::stoi(val);
+    if (top == "threads" && key == "tid") thread_tid = std::stoi(val);
+    if (top == "threads" && key == "tgid") d.tgid[thread_tid] = std::stoi(val);
     if (top == "track_event" && key == "track_uuid") te_track = std::stoull(val);
     if (top == "track_event" && key == "counter_value") te_value = std::stoll(val);
   }
@@ -394,7 +398,8 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
   EXPECT_EQ(count_if_next_task(tsw), context_switches);
   check_switch_consistency(tsw, 8, true);
   // perf bench sched messaging -g 2: 2 x (20 senders + 20 receivers) and the parent; every
-  // one is forked, exits once, and its last switch leaves in X (EXIT_DEAD).
+  // one is forked, exits once, and its last switch leaves in Z: each is a process, a zombie
+  // until its parent's wait() (EXIT_ZOMBIE).
   const std::size_t tasks = 2 * 40 + 1;
   EXPECT_EQ(count_named(text, "sched_wakeup_new"), tasks);
   EXPECT_EQ(count_named(text, "sched_process_exit"), tasks);
@@ -404,7 +409,7 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
       EXPECT_TRUE(exited.insert(e.pid).second) << "pid " << e.pid << " exits twice";
       EXPECT_EQ(e.common_pid, e.pid);
     }
-    if (e.name == "sched_switch" && e.prev_state == "X") {
+    if (e.name == "sched_switch" && e.prev_state == "Z") {
       EXPECT_EQ(exited.count(e.prev_pid), 1u);
     }
     if (e.name == "sched_switch") {
@@ -412,7 +417,7 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
     }
   }
   EXPECT_EQ(static_cast<std::size_t>(std::count_if(
-                tsw.begin(), tsw.end(), [](const Event& e) { return e.prev_state == "X"; })),
+                tsw.begin(), tsw.end(), [](const Event& e) { return e.prev_state == "Z"; })),
             tasks);
 
   const Decoded pb = decode_trace(d / "m.pftrace", d);
@@ -426,6 +431,38 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
   ASSERT_EQ(pb.ppid.size(), tasks);
   EXPECT_EQ(pb.ppid.at(1), 0);
   for (int pid = 2; pid <= static_cast<int>(tasks); ++pid) EXPECT_EQ(pb.ppid.at(pid), 1) << pid;
+  for (int pid = 1; pid <= static_cast<int>(tasks); ++pid) EXPECT_EQ(pb.tgid.at(pid), pid) << pid;
+  fs::remove_all(d);
+}
+
+// perf bench sched messaging -t: the senders and receivers are pthreads of the parent, so
+// the trace shows one process (pid 1) of 81 threads; the threads reap themselves at exit (X,
+// EXIT_DEAD) while the parent, a process, leaves as a zombie (Z).
+TEST(CliTrace, MessagingThreadsAreOneProcess) {
+  if (std::string(SCHEDTWIN_PROTOC).empty()) GTEST_SKIP() << "protoc not found at configure time";
+  fs::path d = tmpdir("messaging-t");
+  Result r = run("messaging -t -g 2 -l 10 --machine hikey --trace " + (d / "m.pftrace").string() +
+                     " --ftrace " + (d / "m.txt").string(),
+                 d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::size_t tasks = 2 * 40 + 1;
+  const Decoded pb = decode_trace(d / "m.pftrace", d);
+  EXPECT_EQ(pb.ppid.size(), 1u);
+  EXPECT_EQ(pb.ppid.at(1), 0);
+  ASSERT_EQ(pb.tgid.size(), tasks);
+  for (const auto& [tid, tgid] : pb.tgid) EXPECT_EQ(tgid, 1) << tid;
+  const std::vector<Event> tsw = switches(parse_ftrace(slurp(d / "m.txt"), 8));
+  for (const Event& e : tsw) {
+    if (e.prev_state == "Z") {
+      EXPECT_EQ(e.prev_pid, 1);
+    }
+    if (e.prev_state == "X") {
+      EXPECT_NE(e.prev_pid, 1);
+    }
+  }
+  EXPECT_EQ(
+      std::count_if(tsw.begin(), tsw.end(), [](const Event& e) { return e.prev_state == "X"; }),
+      static_cast<std::ptrdiff_t>(tasks - 1));
   fs::remove_all(d);
 }
 

@@ -272,6 +272,10 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
                                   : spawn_group_;
   t.latency_nice = tgs_[static_cast<size_t>(t.group)].latency_nice;  // cpu_cgroup_fork
   t.parent = current_;
+  if (attr.thread_group != kNoTask && (attr.thread_group < 0 || attr.thread_group >= id))
+    throw std::logic_error(fmt::format("task {}: thread group of task {}, which does not exist",
+                                       attr.name, attr.thread_group));
+  t.tgid = attr.thread_group == kNoTask ? id : task(attr.thread_group).tgid;
   set_load_weight(t);
   t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
   t.state = TaskState::Waking;
@@ -784,6 +788,7 @@ const TaskStats& KernelImpl::task_stats(TaskId id) const {
   const Task& t = tasks_[static_cast<size_t>(id)];
   stats_scratch_.fork_cpu = t.fork_cpu;
   stats_scratch_.parent = t.parent;
+  stats_scratch_.tgid = t.tgid;
   stats_scratch_.nr_wakeups = t.nr_wakeups;
   stats_scratch_.nr_migrations = t.nr_migrations;
   stats_scratch_.nr_switches = t.nr_switches;
@@ -807,7 +812,9 @@ void KernelImpl::schedule(int cpu, bool preempt) {
     Task& pt = task(prev);
     if (pt.state == TaskState::Blocked) prev_state = SwitchState::Interruptible;
     if (pt.state == TaskState::Exited) {
-      prev_state = SwitchState::Dead;
+      // exit_notify: a thread that does not lead its group reaps itself (EXIT_DEAD); a
+      // group leader stays a zombie for its parent's wait() (EXIT_ZOMBIE).
+      prev_state = pt.tgid == prev ? SwitchState::Zombie : SwitchState::Dead;
       if (trace_) trace_->sched_process_exit(now_, cpu, prev);
     }
     if (pt.state == TaskState::Blocked || pt.state == TaskState::Exited) {

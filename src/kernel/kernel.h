@@ -42,6 +42,7 @@ struct CheckError : std::runtime_error {
 struct TaskStats {
   int fork_cpu = -1;        // CPU chosen by wake_up_new_task
   TaskId parent = kNoTask;  // the task whose program created it; kNoTask from outside any task
+  TaskId tgid = kNoTask;    // its thread group's leader: itself unless TaskAttr::thread_group
   std::int64_t nr_wakeups = 0;
   std::int64_t nr_migrations = 0;
   std::int64_t nr_switches = 0;

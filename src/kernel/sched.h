@@ -170,6 +170,7 @@ struct alignas(64) Task {
   Time run_delay = 0;
   int fork_cpu = -1;
   TaskId parent = kNoTask;  // the task that forked it (real_parent); none: a workload's first
+  TaskId tgid = kNoTask;    // its thread group's leader (itself unless created as a thread)
   int group = 0;            // task group id
   int latency_nice = 5;     // from the group (latency-nice RFC)
   unsigned pending_wake_flags = 0;  // WF_* of a wakeup waiting on a remote wake list

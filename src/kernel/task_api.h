@@ -23,12 +23,15 @@ enum class Policy : std::uint8_t { Normal, Batch, Idle };  // SCHED_OTHER, SCHED
 const char* policy_name(Policy p);  // "SCHED_OTHER", ...
 
 struct TaskAttr {
-  std::string name;         // comm, at most 15 characters shown in traces
+  std::string name;  // comm, at most 15 characters shown in traces
   Policy policy = Policy::Normal;
-  int nice = 0;             // -20..19
-  std::vector<int> cpus;    // allowed CPUs; empty means all
-  int group = 0;            // task group id; 0 is the root group
+  int nice = 0;                         // -20..19
+  std::vector<int> cpus;                // allowed CPUs; empty means all
+  int group = 0;                        // task group id; 0 is the root group
   Time timer_slack_ns = 50 * kNsPerUs;  // hrtimer slack (current->timer_slack_ns)
+  // CLONE_THREAD (pthread_create): the new task joins this task's thread group (its tgid);
+  // kNoTask: it leads a new one, as after fork(). Traces group threads by it.
+  TaskId thread_group = kNoTask;
 };
 
 // One step of a task's program.

@@ -16,7 +16,8 @@ enum class SwitchState : std::uint8_t {
   Running,        // runnable, switched out voluntarily (sched_yield, or the idle task): "R"
   Preempted,      // runnable, preempted (__schedule(true): TASK_REPORT_MAX): "R+"
   Interruptible,  // blocked: "S"
-  Dead,           // exited: "X"
+  Zombie,         // exited, a thread group leader its parent has yet to reap: "Z"
+  Dead,           // exited, a thread that reaped itself (EXIT_DEAD): "X"
 };
 
 class TraceSink {

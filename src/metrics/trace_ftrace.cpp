@@ -32,6 +32,8 @@ std::int64_t trace_prev_state(kernel::SwitchState s) {
       return 0x100;  // TASK_REPORT_MAX (v5.4)
     case kernel::SwitchState::Interruptible:
       return 0x01;  // TASK_INTERRUPTIBLE
+    case kernel::SwitchState::Zombie:
+      return 0x20;  // EXIT_ZOMBIE
     case kernel::SwitchState::Dead:
       return 0x10;  // EXIT_DEAD
   }
@@ -46,6 +48,8 @@ const char* trace_prev_state_text(kernel::SwitchState s) {
       return "R+";
     case kernel::SwitchState::Interruptible:
       return "S";
+    case kernel::SwitchState::Zombie:
+      return "Z";
     case kernel::SwitchState::Dead:
       return "X";
   }

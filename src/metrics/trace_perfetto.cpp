@@ -158,17 +158,20 @@ struct PerfettoTraceWriter::Impl {
       pp::TracePacket p;
       p.set_trusted_packet_sequence_id(kTrackSequence);
       pp::ProcessTree* tree = p.mutable_process_tree();
+      // A process per thread group leader; every task is a thread of its leader's process.
       for (kernel::TaskId t = 0; t < ntasks; ++t) {
-        const int pid = trace_pid(t);
+        const kernel::TaskStats st = k.task_stats(t);  // a copy: task_stats reuses its result
         const std::string comm = trace_comm(k, t, 0);
-        pp::ProcessTree::Process* proc = tree->add_processes();
-        proc->set_pid(pid);
-        const kernel::TaskId parent = k.task_stats(t).parent;
-        proc->set_ppid(parent == kernel::kNoTask ? 0 : trace_pid(parent));
-        proc->add_cmdline(comm);
+        if (st.tgid == t) {
+          pp::ProcessTree::Process* proc = tree->add_processes();
+          proc->set_pid(trace_pid(t));
+          proc->set_ppid(st.parent == kernel::kNoTask ? 0
+                                                      : trace_pid(k.task_stats(st.parent).tgid));
+          proc->add_cmdline(comm);
+        }
         pp::ProcessTree::Thread* th = tree->add_threads();
-        th->set_tid(pid);
-        th->set_tgid(pid);
+        th->set_tid(trace_pid(t));
+        th->set_tgid(trace_pid(st.tgid));
         th->set_name(comm);
       }
       append_packet(out, p);
@@ -193,7 +196,7 @@ struct PerfettoTraceWriter::Impl {
       pp::TrackDescriptor* d = p.mutable_track_descriptor();
       d->set_uuid(uuid(kThreadTrack, pid));
       pp::ThreadDescriptor* td = d->mutable_thread();
-      td->set_pid(static_cast<int>(pid));
+      td->set_pid(trace_pid(k.task_stats(t).tgid));
       td->set_tid(static_cast<std::int64_t>(pid));
       td->set_thread_name(trace_comm(k, t, 0));
       append_packet(out, p);
@@ -303,7 +306,7 @@ void PerfettoTraceWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) 
   pp::SchedProcessExitFtraceEvent* e = m.event(t, cpu)->mutable_sched_process_exit();
   e->set_comm(m.comms.of(p, cpu));
   e->set_pid(trace_pid(p));
-  e->set_tgid(trace_pid(p));
+  e->set_tgid(trace_pid(m.k.task_stats(p).tgid));
   e->set_prio(trace_prio(m.k, p));
   m.maybe_flush();
 }

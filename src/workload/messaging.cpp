@@ -154,6 +154,7 @@ Step ParentBody::next(TaskId self, Time now) {
         const int cpu = s.k.task_cpu(self);
         kernel::TaskAttr attr;
         attr.name = s.p.comm;
+        if (s.p.threads) attr.thread_group = self;  // pthread_create: threads of the parent
         for (ChildBody& c : s.children) s.k.create_task(attr, &c, cpu);
         phase_ = Phase::ReadyCommit;
         return Step::run(s.read_cost);  // read(readyfds[0], &dummy, 1)

@@ -145,8 +145,13 @@ void Pingpong::start() {
   s_->start = s_->k.now();
   kernel::TaskAttr attr;
   attr.name = s_->p.comm;
+  // uperf's strands are threads of one process; its main thread is not simulated, so the
+  // first strand stands for the process.
   for (auto* side : {&s_->slaves, &s_->masters})
-    for (StrandBody& b : *side) b.id = s_->k.create_task(attr, &b, 0);
+    for (StrandBody& b : *side) {
+      b.id = s_->k.create_task(attr, &b, 0);
+      if (attr.thread_group == kernel::kNoTask) attr.thread_group = b.id;
+    }
 }
 
 PingpongResult Pingpong::result() const {

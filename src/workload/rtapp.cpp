@@ -933,6 +933,9 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k, RowDetail detail)
       th.group = attr.group;
       for (const Phase& ph : d.phases)
         if (ph.taskgroup) group_for(*ph.taskgroup);
+      // rt-app's threads are pthreads of one process; its main thread is not simulated, so
+      // the first thread stands for the process.
+      attr.thread_group = idx == 0 ? kernel::kNoTask : r.threads.front().id;
       th.id = k.create_task(attr, &r, 0);
       const auto id = static_cast<std::size_t>(th.id);
       if (r.thread_of_task.size() <= id) r.thread_of_task.resize(id + 1, -1);

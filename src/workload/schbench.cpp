@@ -130,6 +130,7 @@ struct Schbench::State {
     kernel::TaskAttr a;
     a.name = p.comm;
     if (cpu >= 0) a.cpus = {cpu};
+    a.thread_group = main.td.id;  // every thread is a pthread of the main one
     return a;
   }
 
