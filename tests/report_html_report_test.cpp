@@ -38,31 +38,31 @@ report::ReproduceReport make_report() {
   json& f = r.figures;
   f["sched-idle-fallback"] = {{"without_change",
                                {{"n", 4300},
-                                {"max", 12000},
+                                {"max_us", 12000},
                                 {"mean_us", 2000.25},
                                 {"over_1ms_pct", 27.0},
                                 {"published_n", 4710},
-                                {"published_max", 67664},
+                                {"published_max_us", 67664},
                                 {"published_mean_us", 1116.68},
                                 {"published_over_1ms_pct", 25.9},
                                 {"wu_lat_histogram", histogram(3000, 1100, 3102, 1218)}}},
                               {"with_change",
                                {{"n", 5136},
-                                {"max", 306},
+                                {"max_us", 306},
                                 {"mean_us", 145.0},
                                 {"over_1ms_pct", 0.0},
                                 {"published_n", 5095},
-                                {"published_max", 7773},
+                                {"published_max_us", 7773},
                                 {"published_mean_us", 102.683},
                                 {"published_over_1ms_pct", 0.8},
                                 {"wu_lat_histogram", histogram(5136, 0, 5042, 40)}}},
                               {"no_sched_idle",
                                {{"n", 5136},
-                                {"max", 305},
+                                {"max_us", 305},
                                 {"mean_us", 105.0},
                                 {"over_1ms_pct", 0.0},
                                 {"published_n", 5136},
-                                {"published_max", 2452},
+                                {"published_max_us", 2452},
                                 {"published_mean_us", 104.358},
                                 {"published_over_1ms_pct", 0.3},
                                 {"wu_lat_histogram", histogram(5136, 0, 3688, 17)}}},
@@ -128,7 +128,7 @@ report::ReproduceReport make_report() {
                            {"published_v5.6_s", 1.221},
                            {"published_v5.7_s", 1.219}}}}}};
   json pct = {{"p50", 140.0}, {"p75", 142.0},   {"p90", 143.0},   {"p95", 143.0},
-              {"p99", 143.0}, {"p99_5", 143.0}, {"p99_9", 150.0}, {"max", 160.0}};
+              {"p99", 143.0}, {"p99_5", 143.0}, {"p99_9", 150.0}, {"max_us", 160.0}};
   json noisy_base = pct, noisy_with = pct;
   noisy_base["p99"] = 10000.0;
   noisy_with["p99"] = 2500.0;

@@ -292,18 +292,32 @@ std::size_t columns(const std::string& s) {
   return n;
 }
 
+// The metric name left-aligned, the numbers right-aligned; in "mean ± sd" cells the means and
+// the sds each line up on their last digit, so that the decimal points of a column align.
 std::string render_table(const std::vector<std::array<std::string, 5>>& rows) {
-  std::array<std::size_t, 5> w{};
+  constexpr std::string_view kPm = " ± ";
+  std::array<std::size_t, 5> w{}, w_mean{}, w_sd{};
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < 5; ++c)
+      if (const std::size_t at = r[c].find(kPm); at != std::string::npos) {
+        w_mean[c] = std::max(w_mean[c], columns(r[c].substr(0, at)));
+        w_sd[c] = std::max(w_sd[c], columns(r[c].substr(at + kPm.size())));
+      }
+  for (std::size_t c = 0; c < 5; ++c) w[c] = w_mean[c] + (w_sd[c] ? 3 + w_sd[c] : 0);
   for (const auto& r : rows)
     for (std::size_t c = 0; c < 5; ++c) w[c] = std::max(w[c], columns(r[c]));
+  auto pad = [](std::size_t n) { return std::string(n, ' '); };
   std::string out;
   for (const auto& r : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < 5; ++c) {
-      line += r[c];
-      if (c + 1 < 5) line += std::string(w[c] - columns(r[c]) + 3, ' ');
+    std::string line = r[0] + pad(w[0] - columns(r[0]));
+    for (std::size_t c = 1; c < 5; ++c) {
+      std::string cell = r[c];
+      if (const std::size_t at = r[c].find(kPm); at != std::string::npos) {
+        const std::string m = r[c].substr(0, at), sd = r[c].substr(at + kPm.size());
+        cell = pad(w_mean[c] - columns(m)) + m + " ± " + pad(w_sd[c] - columns(sd)) + sd;
+      }
+      line += pad(3) + pad(w[c] - columns(cell)) + cell;
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
   return out;

@@ -54,7 +54,7 @@ constexpr int kHistBins = 11;
 constexpr double kHistWidthUs = 100;
 
 struct CaseResult {
-  double n = 0, min = 0, max = 0, mean = 0, stddev = 0, over1ms_pct = 0;
+  double n = 0, min = 0, max = 0, mean = 0, stddev = 0, over1ms_pct = 0;  // means per run
   std::array<double, kHistBins> hist{};  // mean count per run
 };
 
@@ -70,6 +70,9 @@ constexpr Time kOccupancyBin = 50 * kNsPerMs;
 CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
                     std::vector<int>* idle_cpus, nlohmann::json* occupancy = nullptr) {
   CaseResult r;
+  // Counts are summed as integers and divided once, so that a mean count carries no float noise.
+  std::int64_t n_sum = 0;
+  std::array<std::int64_t, kHistBins> hist_sum{};
   for (int seed = 1; seed <= runs; ++seed) {
     CommonOptions o;
     o.machine = "hikey";
@@ -85,7 +88,7 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
     RtAppOutcome out = run_rtapp_config(o, cfg, "", false);
     const auto& v = out.wu_lat_us["cfs_thread"];
     metrics::StStats st = metrics::st_stats(v);
-    r.n += static_cast<double>(st.n) / runs;
+    n_sum += static_cast<std::int64_t>(st.n);
     r.min += st.min / runs;
     r.max += st.max / runs;
     r.mean += st.mean / runs;
@@ -95,7 +98,7 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
       over += x > 1000 ? 1 : 0;
       const int bin =
           x > 1000 ? kHistBins - 1 : std::min(static_cast<int>(x / kHistWidthUs), kHistBins - 2);
-      r.hist[static_cast<size_t>(bin)] += 1.0 / runs;
+      hist_sum[static_cast<size_t>(bin)]++;
     }
     r.over1ms_pct += (v.empty() ? 0 : 100.0 * over / static_cast<double>(v.size())) / runs;
     if (seed == 1 && idle_cpus && with_idle) *idle_cpus = out.fork_cpus["idle_thread"];
@@ -105,6 +108,9 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
           fmt::format("rt-app sched-idle.json on hikey, kernel {}, seed 1", kernel);
     }
   }
+  r.n = static_cast<double>(n_sum) / runs;
+  for (int b = 0; b < kHistBins; ++b)
+    r.hist[static_cast<size_t>(b)] = static_cast<double>(hist_sum[static_cast<size_t>(b)]) / runs;
   return r;
 }
 
@@ -174,16 +180,16 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
   const char* keys[3] = {"no_sched_idle", "without_change", "with_change"};
   for (int i = 0; i < 3; ++i) {
     j[keys[i]] = {{"n", sim[i]->n},
-                  {"min", sim[i]->min},
-                  {"max", sim[i]->max},
+                  {"min_us", sim[i]->min},
+                  {"max_us", sim[i]->max},
                   {"mean_us", sim[i]->mean},
-                  {"stddev", sim[i]->stddev},
+                  {"stddev_us", sim[i]->stddev},
                   {"over_1ms_pct", sim[i]->over1ms_pct},
                   {"published_mean_us", pub[i].mean},
                   {"published_over_1ms_pct", pub[i].over1ms_pct}};
     j[keys[i]]["label"] = pub[i].label;
     j[keys[i]]["published_n"] = pub[i].n;
-    j[keys[i]]["published_max"] = pub[i].max;
+    j[keys[i]]["published_max_us"] = pub[i].max;
     // wu_lat in 100 us bins, mean count per run, beside the counts the post quotes (null: not
     // quoted).
     auto& h = j[keys[i]]["wu_lat_histogram"];

@@ -197,7 +197,7 @@ Section sched_idle_fallback(const json& f, const json& occupancy, int runs) {
         "<tr><td>{}</td><td>{}</td><td class=pub>{}</td><td>{}</td><td class=pub>{}</td><td>{}</td>"
         "<td class=pub>{}</td><td>{}</td><td class=pub>{}</td></tr>\n",
         esc(kFallbackNames[c]), cell(num(r, "n"), 0), cell(num(r, "published_n"), 0),
-        cell(num(r, "max"), 0), cell(num(r, "published_max"), 0), cell(num(r, "mean_us"), 1),
+        cell(num(r, "max_us"), 0), cell(num(r, "published_max_us"), 0), cell(num(r, "mean_us"), 1),
         cell(num(r, "published_mean_us"), 1), cell(num(r, "over_1ms_pct"), 1),
         cell(num(r, "published_over_1ms_pct"), 1));
   }
