@@ -122,9 +122,10 @@ TEST(FtraceText, StopsAtTheEventLimitAndSaysSo) {
   std::vector<std::string> l = lines(w.finish());
   ASSERT_EQ(l.size(), 14u);
   EXPECT_EQ(l[2], "# entries-in-buffer/entries-written: 2/5   #P:4");
+  // 3.5 us prints as 0.000004, rounded to the µs as an event line at that time would be.
   EXPECT_EQ(
       l[13],
-      "# schedtwin: trace truncated at 0.000003: event limit of 2 reached, 3 later events not "
+      "# schedtwin: trace truncated at 0.000004: event limit of 2 reached, 3 later events not "
       "recorded");
 }
 

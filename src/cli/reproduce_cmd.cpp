@@ -55,7 +55,7 @@ constexpr double kHistWidthUs = 100;
 
 struct CaseResult {
   double n = 0, min = 0, max = 0, mean = 0, stddev = 0, over1ms_pct = 0;  // means per run
-  std::array<double, kHistBins> hist{};  // mean count per run
+  std::array<double, kHistBins> hist{};                                   // mean count per run
 };
 
 struct Published {

@@ -164,12 +164,14 @@ std::string FtraceTextWriter::finish() {
       recorded_, recorded_ + dropped_, k_.machine().nr_cpus());
   // In place: the body may be hundreds of MB, so no second copy of it.
   body_.insert(0, head);
-  if (truncated())
-    fmt::format_to(
-        std::back_inserter(body_),
-        "# schedtwin: trace truncated at {}.{:06}: event limit of {} reached, {} later events "
-        "not recorded\n",
-        truncated_at_ / kNsPerSec, (truncated_at_ % kNsPerSec) / kNsPerUs, max_events_, dropped_);
+  if (truncated()) {
+    // Rounded to the µs as the event lines are (ns2usecs).
+    const std::uint64_t usecs = (static_cast<std::uint64_t>(truncated_at_) + 500) / 1000;
+    fmt::format_to(std::back_inserter(body_),
+                   "# schedtwin: trace truncated at {}.{:06}: event limit of {} reached, {} later "
+                   "events not recorded\n",
+                   usecs / 1000000, usecs % 1000000, max_events_, dropped_);
+  }
   std::string out = std::move(body_);
   body_.clear();
   return out;
