@@ -103,3 +103,16 @@ TEST(Explain, ARunWithExplainGivesTheSameSchedule) {
   };
   EXPECT_EQ(sig(false), sig(true));
 }
+
+// A text record's time is in seconds with µs, rounded to the nearest µs as ftrace's
+// timestamps are (ns2usecs), so that a decision and the trace events around it line up.
+TEST(Explain, TextTimesRoundToTheMicrosecondLikeFtrace) {
+  std::ostringstream out;
+  Explain x(out, Explain::Format::Text, 10);
+  ASSERT_TRUE(x.begin("wakeup", 1'999'999'500, 3, "t"));
+  x.end("cpu3");
+  ASSERT_TRUE(x.begin("wakeup", 1'499, 0, "t"));
+  x.end("cpu0");
+  EXPECT_EQ(out.str(),
+            "[    2.000000] cpu3 wakeup t: -> cpu3\n[    0.000001] cpu0 wakeup t: -> cpu0\n");
+}

@@ -53,8 +53,9 @@ void Explain::end(std::string_view result) {
   active_ = false;
   ++written_;
   if (format_ == Format::Text) {
+    const Time usecs = (t_ + 500) / 1000;  // rounded as ftrace's timestamps are (ns2usecs)
     std::string line =
-        fmt::format("[{:5}.{:06}] cpu{} {}", t_ / 1000000000, (t_ / 1000) % 1000000, cpu_, kind_);
+        fmt::format("[{:5}.{:06}] cpu{} {}", usecs / 1000000, usecs % 1000000, cpu_, kind_);
     if (!task_.empty()) line += " " + task_;
     line += ":";
     for (const auto& [k, v] : fields_) line += " " + k + "=" + v;
