@@ -539,6 +539,14 @@ std::vector<Case> cases() {
        1,
        "s.json:2:17: pingpong arguments: --kernel is an option of the whole run, not of one "
        "workload: set the file's \"kernel\" or give it to `schedtwin run`"},
+      {"ScenarioIdleGroupWithWeight",
+       {{"s.json",
+         "{\"duration_s\": 1,\n \"groups\": {\"bg\": {\"cpu.idle\": 1, \"cpu.weight\": 50}},\n "
+         "\"workloads\": [{\"group\": \"bg\", \"pingpong\": []}]}"}},
+       "run s.json --json out.json",
+       1,
+       "s.json:2:35: group \"bg\": \"cpu.weight\" cannot be set on a \"cpu.idle\" group (the "
+       "kernel refuses it; an idle group's weight is the minimum)"},
       // ---- sysfs snapshots ----
       {"SysfsMissingFile",
        {},

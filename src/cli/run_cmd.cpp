@@ -180,6 +180,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       refuse_duplicate_keys(file, g);
       kernel::TaskGroupAttr a;
       a.name = "/" + name;
+      const JNode* weight = nullptr;
       for (const auto& [key, v] : g.members) {
         if (key != "cpu.weight" && key != "cpu.idle" && key != "cpu.latency-nice")
           bad(file, v,
@@ -188,9 +189,10 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                   key));
         if (!v.is_number() || v.kind == JNode::Kind::Float)
           bad(file, v, fmt::format("group \"{}\": \"{}\" expects an integer", name, key));
-        if (key == "cpu.weight")
+        if (key == "cpu.weight") {
           a.weight = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 100000));
-        else if (key == "cpu.idle") {
+          weight = &v;
+        } else if (key == "cpu.idle") {
           if (v.i != 0 && v.i != 1)
             bad(file, v, fmt::format("group \"{}\": \"cpu.idle\" is 0 or 1", name));
           a.idle = v.i == 1;
@@ -198,6 +200,13 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
           a.latency_nice = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 1000));
         }
       }
+      // sched_group_set_shares refuses an idle group's weight (EINVAL): its entities take
+      // the minimum weight whatever cpu.weight says.
+      if (a.idle && weight)
+        bad(file, *weight,
+            fmt::format("group \"{}\": \"cpu.weight\" cannot be set on a \"cpu.idle\" group "
+                        "(the kernel refuses it; an idle group's weight is the minimum)",
+                        name));
       try {
         group_ids[name] = k.create_task_group(a);
       } catch (const InputError& e) {
