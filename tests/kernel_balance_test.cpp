@@ -364,3 +364,37 @@ TEST(Check, WastedCoresAreCountedNotFatal) {
   EXPECT_EQ(k.check_stats_.wasted_episodes, 1u);
   EXPECT_EQ(k.check_stats_.wasted_ns, ms(15));
 }
+
+// find_busiest_queue: an idle rq whose blocked load is the highest is the busiest queue in
+// v5.7 (migrate_load compares cpu_load, which keeps blocked load); from v5.12 (fc488ffd4297
+// "sched/fair: Skip idle cfs_rq") an rq without CFS tasks is skipped. CPU 1 ran a task for
+// 50 ms that then blocked: idle, with load left to decay.
+TEST(Balance, AnIdleRqIsTheBusiestQueueOnlyBeforeV512) {
+  struct RunThenSleep : TaskBody {
+    bool ran = false;
+    Step next(TaskId, Time) override {
+      if (ran) return Step::block();
+      ran = true;
+      return Step::run(ms(50));
+    }
+  };
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    KernelImpl k(flat_machine(1, 4), config(profile));
+    RunThenSleep body;
+    k.create_task({.name = "sleeper", .cpus = {1}}, &body, 1);
+    k.run_until(ms(60));
+    ASSERT_TRUE(k.idle_cpu(1));
+    ASSERT_GT(k.cpu_load(1), 0u);
+    lb_env env;
+    env.sd_idx = 0;
+    env.dst_cpu = 0;
+    env.idle = CPU_IDLE;
+    env.mtype = migrate_load;
+    env.imbalance = 1 << 20;
+    ++k.lb_epoch_;
+    const int group_of_cpu1 = k.cpu_rq(0).sd[0].groups[1];
+    ASSERT_EQ(k.groups_[static_cast<size_t>(group_of_cpu1)].cpus, std::vector<int>{1});
+    EXPECT_EQ(k.find_busiest_queue(env, group_of_cpu1), std::string(profile) == "v5.7" ? 1 : -1)
+        << profile;
+  }
+}

@@ -172,3 +172,32 @@ TEST(Wakeup, SchedstatCountsAnAffineDecisionInItsDomain) {
   EXPECT_EQ(schedstat_fields(s, "domain0 ", "cpu0 ")[34], 1u);
   EXPECT_EQ(schedstat_fields(s, "domain0 ", "cpu1 ")[34], 0u);
 }
+
+// Fork placement across two NUMA nodes (find_idlest_group, group_has_spare on an SD_NUMA
+// domain): tasks forked one after another from CPU 0 stay on node 0 while the profile's
+// NUMA imbalance allowance holds. Two nodes of 8 CPUs, one LLC each:
+//   v5.7:  while node 0 has an idle CPU: 8 tasks;
+//   v5.17: while node 0 runs fewer than 16 / 4 = 4 tasks (allow_numa_imbalance, span_weight);
+//   v6.0:  while node 0, with the new task, runs at most imb_numa_nr = 2 (two LLCs in the
+//          NUMA domain) and the nodes' idle CPUs differ by at most 2: 2 tasks.
+// The next task goes to node 1, which has more idle CPUs.
+TEST(Wakeup, ForkPlacementKeepsTheNumaImbalanceTheProfileAllows) {
+  struct Case {
+    const char* profile;
+    int stay;
+  };
+  for (const Case& c : {Case{"v5.7", 8}, Case{"v5.17", 4}, Case{"v6.0", 2}}) {
+    machine::Machine m = flat_machine(2, 8);
+    for (auto& cpu : m.cpus) cpu.package = cpu.node = cpu.llc;
+    m.numa_distance = {{10, 21}, {21, 10}};
+    Config cfg;
+    cfg.profile = make_profile(c.profile);
+    Kernel k(m, cfg);
+    BusyBody bodies[10];
+    for (int i = 0; i <= c.stay; ++i) {
+      const TaskId t = k.create_task({.name = "child"}, &bodies[i], 0);
+      EXPECT_EQ(k.task_cpu(t) < 8, i < c.stay)
+          << c.profile << " task " << i << " on cpu" << k.task_cpu(t);
+    }
+  }
+}

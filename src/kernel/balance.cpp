@@ -287,6 +287,22 @@ void KernelImpl::update_idle_cpu_scan(const lb_env& env, unsigned long sum_util)
   llc_shared_[static_cast<size_t>(rq.llc_id)].nr_idle_scan = static_cast<int>(y);
 }
 
+// adjust_numa_imbalance as calculate_imbalance calls it: a small imbalance between NUMA
+// nodes is allowed. v5.7: none while the busiest group runs at most 2 tasks; v5.11-v5.17
+// (allow_numa_imbalance(busiest sum_nr_running, span_weight)): up to NUMA_IMBALANCE_MIN (2)
+// while the busiest group runs fewer than a quarter of the domain's CPUs; v5.19+: up to 2
+// while the local group, with one more task, runs at most imb_numa_nr.
+long KernelImpl::adjust_numa_imbalance(const lb_env& env, const sg_lb_stats& local,
+                                       const sg_lb_stats& busiest) const {
+  if (prof_.version < 511) return busiest.sum_nr_running <= 2 ? 0 : env.imbalance;
+  const SchedDomain& sd = rq_[static_cast<size_t>(env.dst_cpu)].sd[static_cast<size_t>(env.sd_idx)];
+  const bool allow =
+      prof_.version < 519
+          ? busiest.sum_nr_running < (levels_[static_cast<size_t>(sd.level_id)].span.size() >> 2)
+          : local.sum_nr_running + 1 <= sd.imb_numa_nr;
+  return allow && env.imbalance <= 2 ? 0 : env.imbalance;
+}
+
 // calculate_imbalance (fair.c v5.7).
 void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
   sg_lb_stats& local = sds.local_stat;
@@ -319,8 +335,7 @@ void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
           std::max(0L, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus)) >>
           1;
     }
-    // adjust_numa_imbalance (v5.7): allow a small imbalance between NUMA nodes.
-    if ((lvl.flags & SD_NUMA) && busiest.sum_nr_running <= 2) env.imbalance = 0;
+    if (lvl.flags & SD_NUMA) env.imbalance = adjust_numa_imbalance(env, local, busiest);
     return;
   }
   if (local.group_type < sg_type::group_overloaded) {
@@ -371,7 +386,8 @@ int KernelImpl::find_busiest_group(lb_env& env, sd_lb_stats& sds) {
   return env.imbalance ? sds.busiest : -1;
 }
 
-// find_busiest_queue (fair.c v5.7) for symmetric capacity, without the NUMA fbq filter.
+// find_busiest_queue (fair.c v5.7, and v5.12's skip of idle rqs) for symmetric capacity,
+// without the NUMA fbq filter.
 int KernelImpl::find_busiest_queue(lb_env& env, int group) {
   int busiest = -1;
   unsigned long busiest_load = 0, busiest_capacity = 1, busiest_util = 0;
@@ -382,6 +398,9 @@ int KernelImpl::find_busiest_queue(lb_env& env, int group) {
     ++lb_probes_;
     unsigned long capacity = capacity_of(i);
     unsigned nr_running = rq.cfs.h_nr_running;
+    // v5.12 (fc488ffd4297 "sched/fair: Skip idle cfs_rq"): an idle rq is never the busiest,
+    // even when its blocked load is the highest.
+    if (prof_.version >= 512 && nr_running == 0) continue;
     switch (env.mtype) {
       case migrate_load: {
         unsigned long load = cpu_load(i);

@@ -227,6 +227,7 @@ struct SchedDomain {
   unsigned balance_interval = 1;  // ms
   unsigned nr_balance_failed = 0;
   std::int64_t next_decay_max_lb_cost = 0;
+  unsigned imb_numa_nr = 0;  // v5.19+: tasks a NUMA imbalance is allowed up to (0 below the LLC)
   // schedstat (v15), indexed by cpu_idle_type: CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE
   std::array<std::uint64_t, 3> lb_count{}, lb_balanced{}, lb_failed{}, lb_imbalance{}, lb_gained{},
       lb_hot_gained{}, lb_nobusyq{}, lb_nobusyg{};

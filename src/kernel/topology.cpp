@@ -26,7 +26,8 @@ struct LevelSpec {
 void KernelImpl::build_sched_domains() {
   const int n = nr_cpus();
   std::vector<LevelSpec> specs;
-  if (m_.smt_width() > 1) specs.push_back({"SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, false, 0});
+  if (m_.smt_width() > 1)
+    specs.push_back({"SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, false, 0});
   specs.push_back({"MC", SD_SHARE_PKG_RESOURCES, false, 0});
   specs.push_back({"DIE", 0, false, 0});
   std::set<int> distances;
@@ -40,10 +41,14 @@ void KernelImpl::build_sched_domains() {
     const machine::Cpu& c = m_.cpus[cpu];
     for (const machine::Cpu& o : m_.cpus) {
       bool in = false;
-      if (s.name == "SMT") in = o.core == c.core;
-      else if (s.name == "MC") in = o.llc == c.llc;
-      else if (s.name == "DIE") in = o.node == c.node;
-      else in = m_.numa_distance[c.node][o.node] <= s.numa_distance;
+      if (s.name == "SMT")
+        in = o.core == c.core;
+      else if (s.name == "MC")
+        in = o.llc == c.llc;
+      else if (s.name == "DIE")
+        in = o.node == c.node;
+      else
+        in = m_.numa_distance[c.node][o.node] <= s.numa_distance;
       if (in) span.push_back(o.id);
     }
     return span;
@@ -109,6 +114,7 @@ void KernelImpl::build_sched_domains() {
       rq.sd[k].child = k == 0 ? -1 : static_cast<int>(k) - 1;
       rq.sd[k].parent = k + 1 < rq.sd.size() ? static_cast<int>(k) + 1 : -1;
     }
+    set_imb_numa_nr(rq);
   }
 
   // Sched groups (build_sched_groups): the child domain spans covering the domain,
@@ -134,7 +140,8 @@ void KernelImpl::build_sched_domains() {
     for (size_t k = 0; k < rq.sd.size(); ++k) {
       const std::vector<int>& span = levels_[rq.sd[k].level_id].span;
       std::vector<bool> covered(static_cast<size_t>(n), false);
-      size_t start = static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
+      size_t start =
+          static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
       for (size_t j = 0; j < span.size(); ++j) {
         int i = span[(start + j) % span.size()];
         if (covered[i]) continue;
@@ -153,7 +160,8 @@ void KernelImpl::build_sched_domains() {
     // sd_llc: the highest domain sharing package resources (update_top_cache_domain).
     rq.sd_llc = -1;
     for (size_t k = 0; k < rq.sd.size(); ++k)
-      if (levels_[rq.sd[k].level_id].flags & SD_SHARE_PKG_RESOURCES) rq.sd_llc = static_cast<int>(k);
+      if (levels_[rq.sd[k].level_id].flags & SD_SHARE_PKG_RESOURCES)
+        rq.sd_llc = static_cast<int>(k);
     if (rq.sd_llc >= 0) {
       const auto& span = levels_[rq.sd[rq.sd_llc].level_id].span;
       rq.llc_id = span.front();
@@ -188,6 +196,37 @@ std::string cpulist(const std::vector<int>& cpus) {
 
 }  // namespace
 
+// imb_numa_nr (build_sched_domains, topology.c v5.19 with 026b98a93bbd): the first domain
+// above the LLC allows an imbalance of as many tasks as it spans LLCs (12.5 % of its CPUs
+// when it spans one); each domain above it allows that times how many first-NUMA-domain
+// spans it covers. Domains up to the LLC get 0. Used by profiles v5.19 and later.
+void KernelImpl::set_imb_numa_nr(Rq& rq) {
+  unsigned imb = 0, imb_span = 1;
+  for (size_t k = 0; k < rq.sd.size(); ++k) {
+    SchedDomain& sd = rq.sd[k];
+    const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+    const unsigned weight = static_cast<unsigned>(lvl.span.size());
+    const DomainLevel* child =
+        sd.child >= 0 ? &levels_[static_cast<size_t>(rq.sd[static_cast<size_t>(sd.child)].level_id)]
+                      : nullptr;
+    if (!(lvl.flags & SD_SHARE_PKG_RESOURCES) && child && (child->flags & SD_SHARE_PKG_RESOURCES)) {
+      const unsigned nr_llcs = weight / static_cast<unsigned>(child->span.size());
+      imb = std::max(1u, nr_llcs == 1 ? weight >> 3 : nr_llcs);
+      sd.imb_numa_nr = imb;
+      imb_span = weight;
+      for (size_t up = k + 1; up < rq.sd.size(); ++up) {
+        const DomainLevel& top = levels_[static_cast<size_t>(rq.sd[up].level_id)];
+        if (top.flags & SD_NUMA) {
+          imb_span = static_cast<unsigned>(top.span.size());
+          break;
+        }
+      }
+    } else {
+      sd.imb_numa_nr = imb * std::max(1u, weight / imb_span);
+    }
+  }
+}
+
 // sched_domain_debug / sched_domain_debug_one (topology.c v5.4): the sched_verbose
 // boot log, without the printk timestamps.
 std::string KernelImpl::sched_domain_debug() const {
@@ -202,8 +241,8 @@ std::string KernelImpl::sched_domain_debug() const {
     for (size_t level = 0; level < rq.sd.size(); ++level) {
       const SchedDomain& sd = rq.sd[level];
       const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
-      out += std::string(level, ' ') + " domain-" + std::to_string(level) + ": span=" + cpulist(lvl.span) +
-             " level=" + lvl.name + "\n";
+      out += std::string(level, ' ') + " domain-" + std::to_string(level) +
+             ": span=" + cpulist(lvl.span) + " level=" + lvl.name + "\n";
       out += std::string(level + 1, ' ') + " groups:";
       for (size_t g = 0; g < sd.groups.size(); ++g) {
         const SchedGroup& grp = groups_[static_cast<size_t>(sd.groups[g])];
