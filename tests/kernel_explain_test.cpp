@@ -116,3 +116,44 @@ TEST(Explain, TextTimesRoundToTheMicrosecondLikeFtrace) {
   EXPECT_EQ(out.str(),
             "[    2.000000] cpu3 wakeup t: -> cpu3\n[    0.000001] cpu0 wakeup t: -> cpu0\n");
 }
+
+// A wakeup record says which wake_affine test decided: a sync wakeup from CPU 0, whose
+// waker runs alone there, of a task last on CPU 1 is taken by wake_affine_idle.
+TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
+  struct Sleeper : TaskBody {
+    bool ran = false;
+    Step next(TaskId, Time) override {
+      ran = !ran;
+      return ran ? Step::run(us(10)) : Step::block();
+    }
+  };
+  struct SyncWaker : TaskBody {
+    Kernel* k = nullptr;
+    TaskId wakee = kNoTask;
+    int step = 0;
+    Step next(TaskId, Time) override {
+      if (step++ == 1) k->wake_up(wakee, WF_SYNC);
+      return Step::run(us(100));
+    }
+  };
+  Config c;
+  c.profile = make_profile("v5.4");
+  Kernel k(flat_machine(1, 4), c);
+  Sleeper s;
+  const TaskId t = k.create_task({.name = "wakee", .cpus = {1}}, &s);
+  k.run_until(ms(1));
+  k.set_affinity(t, {});
+  std::ostringstream out;
+  Explain x(out, Explain::Format::Text, 100);
+  k.set_explain(&x);
+  SyncWaker w;
+  w.k = &k;
+  w.wakee = t;
+  k.create_task({.name = "waker", .cpus = {0}}, &w);
+  k.run_until(ms(2));
+  EXPECT_NE(out.str().find("wakeup wakee[1]: prev=1 sync=yes wake_wide=no want_affine=yes | "
+                           "wake_affine_idle: cpu0 (sync, the waker runs alone) | wake_affine in "
+                           "MC domain: target cpu0 (the waker's CPU)"),
+            std::string::npos)
+      << out.str();
+}

@@ -55,7 +55,13 @@ int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_c
   std::int64_t this_eff_load = static_cast<std::int64_t>(cpu_load(this_cpu));
   if (sync && current_ != kNoTask) {
     std::int64_t current_load = static_cast<std::int64_t>(task_h_load(task(current_)));
-    if (current_load > this_eff_load) return this_cpu;
+    if (current_load > this_eff_load) {
+      if (xp())
+        explain_->step(fmt::format(
+            "wake_affine_weight: sync, the waker's load {} > cpu{} load {}: the waker's CPU",
+            current_load, this_cpu, this_eff_load));
+      return this_cpu;
+    }
     this_eff_load -= current_load;
   }
   std::int64_t task_load = static_cast<std::int64_t>(task_h_load(p));
@@ -67,6 +73,10 @@ int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_c
   if (feat(Feature::WA_BIAS)) prev_eff_load *= 100 + (lvl.imbalance_pct - 100) / 2;
   prev_eff_load *= static_cast<std::int64_t>(capacity_of(this_cpu));
   if (sync) prev_eff_load += 1;
+  if (xp())
+    explain_->step(fmt::format("wake_affine_weight: this_eff_load {} {} prev_eff_load {}",
+                               this_eff_load,
+                               this_eff_load < prev_eff_load ? "<" : ">=", prev_eff_load));
   return this_eff_load < prev_eff_load ? this_cpu : kNone;
 }
 
@@ -74,7 +84,13 @@ int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_c
 // including wake_affine_idle's choice of an idle prev_cpu, as the kernel counts it.
 int KernelImpl::wake_affine(int sd_idx, Task& p, int this_cpu, int prev_cpu, bool sync) {
   int target = kNone;
-  if (feat(Feature::WA_IDLE)) target = wake_affine_idle(this_cpu, prev_cpu, sync);
+  if (feat(Feature::WA_IDLE)) {
+    target = wake_affine_idle(this_cpu, prev_cpu, sync);
+    if (xp() && target != kNone)
+      explain_->step(fmt::format(
+          "wake_affine_idle: cpu{} ({})", target,
+          available_idle_cpu(this_cpu) ? "the waker's CPU is idle" : "sync, the waker runs alone"));
+  }
   if (feat(Feature::WA_WEIGHT) && target == kNone)
     target = wake_affine_weight(sd_idx, p, this_cpu, prev_cpu, sync);
   if (target == kNone) return prev_cpu;
