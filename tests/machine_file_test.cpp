@@ -352,4 +352,16 @@ TEST(MachineFile, CpuListSyntax) {
 }
 
 }  // namespace
+// Sibling numbering matters only with SMT: without it the key may be left out; with SMT a
+// missing numbering names both choices.
+TEST(MachineFile, NumberingIsRequiredOnlyWithSmt) {
+  json j = base();
+  j["topology"] = {{"packages", 2}, {"cores_per_package", 3}, {"threads_per_core", 1}};
+  EXPECT_EQ(from_json(j, "m.json").nr_cpus(), 6);
+  j["topology"]["threads_per_core"] = 2;
+  expect_error(j,
+               "m.json: topology.numbering: missing: expected \"threads-last\" (CPU n and n + "
+               "cores are siblings, as on most x86) or \"threads-adjacent\"");
+}
+
 }  // namespace schedtwin::machine

@@ -268,7 +268,13 @@ std::vector<Cpu> expand_generator(const Reader& r, const json& t) {
   std::string llc = t.contains("llc") ? r.string(t["llc"], p + ".llc") : "package";
   if (llc != "package" && llc != "cluster")
     r.fail(p + ".llc", fmt::format("expected \"package\" or \"cluster\", got \"{}\"", llc));
-  const std::string numbering = r.string(t["numbering"], p + ".numbering");
+  // Without SMT the numbering of siblings does not arise; with it, it must be said.
+  if (!t.contains("numbering") && threads > 1)
+    r.fail(p + ".numbering",
+           "missing: expected \"threads-last\" (CPU n and n + cores are siblings, as on most "
+           "x86) or \"threads-adjacent\" (siblings are consecutive CPUs)");
+  const std::string numbering =
+      t.contains("numbering") ? r.string(t["numbering"], p + ".numbering") : "threads-last";
   if (numbering != "threads-last" && numbering != "threads-adjacent")
     r.fail(p + ".numbering",
            fmt::format("expected \"threads-last\" or \"threads-adjacent\", got \"{}\"", numbering));
@@ -672,7 +678,7 @@ Machine read_machine(const json& j, const Reader& r) {
     r.check_keys(t, "topology",
                  {"source", "packages", "cores_per_package", "threads_per_core",
                   "clusters_per_package", "llc", "numbering", "capacity"},
-                 {"packages", "cores_per_package", "threads_per_core", "numbering"});
+                 {"packages", "cores_per_package", "threads_per_core"});
     m.cpus = expand_generator(r, t);
   }
   m.topology_source = r.optional_source(t, "topology");

@@ -21,7 +21,8 @@
 //   must divide cores_per_package); llc: "package" (default) or "cluster"; capacity (default
 //   1024); numbering: "threads-last" (Linux on x86: CPU = thread * total_cores + core, so the
 //   siblings of CPU c are c, c + total_cores, ...) or "threads-adjacent" (the threads of a core
-//   are consecutive CPUs, packages contiguous). One NUMA node per package.
+//   are consecutive CPUs, packages contiguous), required only when threads_per_core > 1. One
+//   NUMA node per package.
 // Times are integer nanoseconds. Unknown keys are errors.
 #pragma once
 #include <nlohmann/json.hpp>
