@@ -1,7 +1,7 @@
 // End-to-end: `schedtwin machine list|show|capture` run as a program (SCHEDTWIN_BIN).
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -21,8 +21,8 @@ struct Result {
 
 // One directory per test process: ctest runs the tests of this file in parallel.
 fs::path temp_dir() {
-  fs::path d = fs::path(::testing::TempDir()) /
-               ("schedtwin_cli_machine_test-" + std::to_string(::getpid()));
+  fs::path d =
+      fs::path(::testing::TempDir()) / ("schedtwin_cli_machine_test-" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
 }
@@ -77,6 +77,25 @@ TEST(CliMachine, ShowIsHumanReadable) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("  SMT       0:0,24 1:1,25 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  node      0:0-11,24-35 1:12-23,36-47"), std::string::npos) << r.out;
+}
+
+// --tunables adds each CPU's domains as /proc/sys/kernel/sched_domain gives them. xeon-e5-2650v4
+// (2 nodes of one 24-CPU LLC): the NUMA domain spans two LLCs, so v6.0 allows an imbalance of
+// 2 tasks (imb_numa_nr = the LLCs it spans); v5.7 has no imb_numa_nr.
+TEST(CliMachine, DomainsTunablesGiveFlagsAndImbNumaNr) {
+  Result r = run("machine domains xeon-e5-2650v4 --kernel v6.0 --tunables");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("CPU0 attaching sched-domain(s):"), std::string::npos);
+  EXPECT_NE(r.out.find("\ncpu0 domain2 NUMA: min_interval=48 max_interval=96 busy_factor=16 "
+                       "imbalance_pct=117 cache_nice_tries=2 flags="),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("SD_SERIALIZE SD_NUMA) imb_numa_nr=2\n"), std::string::npos);
+  EXPECT_NE(r.out.find("SD_SHARE_PKG_RESOURCES SD_PREFER_SIBLING) imb_numa_nr=0\n"),
+            std::string::npos);
+  Result old = run("machine domains xeon-e5-2650v4 --kernel v5.7 --tunables");
+  EXPECT_NE(old.out.find("SD_NUMA) imb_numa_nr=0\n"), std::string::npos) << old.out;
+  EXPECT_EQ(run("machine domains xeon-e5-2650v4").out.find("imb_numa_nr"), std::string::npos);
 }
 
 TEST(CliMachine, ShowJsonRoundTrips) {

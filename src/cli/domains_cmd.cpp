@@ -12,15 +12,21 @@ void register_domains_command(CLI::App& app) {
   struct Opts {
     std::string machine;
     std::string kernel = "v5.4";
+    bool tunables = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.get_subcommand("machine")->add_subcommand(
       "domains", "Print the sched domains and groups like the kernel's sched_verbose boot log");
   sub->add_option("machine", o->machine, "Preset name or machine file")->required();
   sub->add_option("--kernel", o->kernel, "Kernel profile")->capture_default_str();
+  sub->add_flag("--tunables", o->tunables,
+                "Then each CPU's domains with their tunables, as /proc/sys/kernel/sched_domain/"
+                "cpuN/domainM/ gives them (intervals in ms, imbalance_pct, flags, imb_numa_nr)");
   sub->callback([o] {
     machine::Machine m = machine::load_machine(o->machine);
-    std::cout << kernel::sched_domains_text(m, kernel::make_profile(o->kernel));
+    const kernel::Profile p = kernel::make_profile(o->kernel);
+    std::cout << kernel::sched_domains_text(m, p);
+    if (o->tunables) std::cout << "\n" << kernel::sched_domain_tunables_text(m, p);
   });
 }
 

@@ -77,6 +77,11 @@ class KernelImpl;
 // The sched domains the kernel builds for `m`, printed like the kernel's sched_verbose
 // boot log (CPUn attaching sched-domain(s): / domain-N: span=... level=... / groups: ...).
 std::string sched_domains_text(const machine::Machine& m, const Profile& p);
+// Each CPU's domains with their tunables, one line per domain, as the files of
+// /proc/sys/kernel/sched_domain/cpuN/domainM/ (v5.4) give them: min_interval and max_interval
+// (ms), busy_factor, imbalance_pct, cache_nice_tries, flags (v5.4's bit values in decimal, as
+// its file prints them, then their names), and imb_numa_nr (used by profiles v5.19 and later).
+std::string sched_domain_tunables_text(const machine::Machine& m, const Profile& p);
 
 class Kernel {
  public:

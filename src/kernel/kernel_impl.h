@@ -446,6 +446,7 @@ class KernelImpl {
   // ---- topology.cpp ----
   void build_sched_domains();
   std::string sched_domain_debug() const;
+  std::string sched_domain_tunables() const;
 
   // ---- idle.cpp ----
   int cpuidle_select(int cpu);

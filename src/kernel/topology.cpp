@@ -4,6 +4,8 @@
 // A level whose span equals its child's is dropped, as sd_parent_degenerate does.
 // Left out: the CLS level (v5.16+), asymmetric-capacity and asym-packing flags,
 // overlapping NUMA groups beyond "one group per child span".
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -201,6 +203,7 @@ std::string cpulist(const std::vector<int>& cpus) {
 // when it spans one); each domain above it allows that times how many first-NUMA-domain
 // spans it covers. Domains up to the LLC get 0. Used by profiles v5.19 and later.
 void KernelImpl::set_imb_numa_nr(Rq& rq) {
+  if (prof_.version < 518) return;  // the field came with e496132ebedd (v5.18)
   unsigned imb = 0, imb_span = 1;
   for (size_t k = 0; k < rq.sd.size(); ++k) {
     SchedDomain& sd = rq.sd[k];
@@ -255,6 +258,48 @@ std::string KernelImpl::sched_domain_debug() const {
     }
   }
   return out;
+}
+
+std::string KernelImpl::sched_domain_tunables() const {
+  static constexpr std::pair<unsigned, const char*> kNames[] = {
+      {SD_LOAD_BALANCE, "SD_LOAD_BALANCE"},
+      {SD_BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"},
+      {SD_BALANCE_EXEC, "SD_BALANCE_EXEC"},
+      {SD_BALANCE_FORK, "SD_BALANCE_FORK"},
+      {SD_BALANCE_WAKE, "SD_BALANCE_WAKE"},
+      {SD_WAKE_AFFINE, "SD_WAKE_AFFINE"},
+      {SD_ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"},
+      {SD_SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"},
+      {SD_SHARE_PKG_RESOURCES, "SD_SHARE_PKG_RESOURCES"},
+      {SD_SERIALIZE, "SD_SERIALIZE"},
+      {SD_ASYM_PACKING, "SD_ASYM_PACKING"},
+      {SD_PREFER_SIBLING, "SD_PREFER_SIBLING"},
+      {SD_OVERLAP, "SD_OVERLAP"},
+      {SD_NUMA, "SD_NUMA"},
+  };
+  std::string out;
+  for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
+    const Rq& rq = rq_[static_cast<size_t>(cpu)];
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
+      const DomainLevel& lvl = levels_[static_cast<size_t>(rq.sd[k].level_id)];
+      std::string names;
+      for (const auto& [bit, name] : kNames)
+        if (lvl.flags & bit) names += std::string(names.empty() ? "" : " ") + name;
+      out += fmt::format(
+          "cpu{} domain{} {}: min_interval={} max_interval={} busy_factor={} imbalance_pct={} "
+          "cache_nice_tries={} flags={} ({}) imb_numa_nr={}\n",
+          cpu, k, lvl.name, lvl.min_interval, lvl.max_interval, lvl.busy_factor, lvl.imbalance_pct,
+          lvl.cache_nice_tries, lvl.flags, names, rq.sd[k].imb_numa_nr);
+    }
+  }
+  return out;
+}
+
+std::string sched_domain_tunables_text(const machine::Machine& m, const Profile& p) {
+  Config cfg;
+  cfg.profile = p;
+  KernelImpl k(m, cfg);
+  return k.sched_domain_tunables();
 }
 
 std::string sched_domains_text(const machine::Machine& m, const Profile& p) {
