@@ -287,20 +287,19 @@ void KernelImpl::update_idle_cpu_scan(const lb_env& env, unsigned long sum_util)
   llc_shared_[static_cast<size_t>(rq.llc_id)].nr_idle_scan = static_cast<int>(y);
 }
 
-// adjust_numa_imbalance as calculate_imbalance calls it: a small imbalance between NUMA
-// nodes is allowed. v5.7: none while the busiest group runs at most 2 tasks; v5.11-v5.17
-// (allow_numa_imbalance(busiest sum_nr_running, span_weight)): up to NUMA_IMBALANCE_MIN (2)
-// while the busiest group runs fewer than a quarter of the domain's CPUs; v5.19+: up to 2
-// while the local group, with one more task, runs at most imb_numa_nr.
-long KernelImpl::adjust_numa_imbalance(const lb_env& env, const sg_lb_stats& local,
-                                       const sg_lb_stats& busiest) const {
-  if (prof_.version < 511) return busiest.sum_nr_running <= 2 ? 0 : env.imbalance;
-  const SchedDomain& sd = rq_[static_cast<size_t>(env.dst_cpu)].sd[static_cast<size_t>(env.sd_idx)];
-  const bool allow =
-      prof_.version < 519
-          ? busiest.sum_nr_running < (levels_[static_cast<size_t>(sd.level_id)].span.size() >> 2)
-          : local.sum_nr_running + 1 <= sd.imb_numa_nr;
-  return allow && env.imbalance <= 2 ? 0 : env.imbalance;
+// allow_numa_imbalance (fair.c): v5.11-v5.17 while dst_running is below a quarter of the
+// domain's CPUs (dst_weight >> 2); v5.19+ (026b98a93bbd) while it is at most imb_numa_nr.
+bool KernelImpl::allow_numa_imbalance(unsigned dst_running, const SchedDomain& sd) const {
+  if (prof_.version < 519)
+    return dst_running < (levels_[static_cast<size_t>(sd.level_id)].span.size() >> 2);
+  return dst_running <= sd.imb_numa_nr;
+}
+
+// adjust_numa_imbalance (fair.c v5.11+): an imbalance of up to NUMA_IMBALANCE_MIN between
+// nodes is left alone while allow_numa_imbalance holds.
+long KernelImpl::adjust_numa_imbalance(long imbalance, unsigned dst_running,
+                                       const SchedDomain& sd) const {
+  return allow_numa_imbalance(dst_running, sd) && imbalance <= NUMA_IMBALANCE_MIN ? 0 : imbalance;
 }
 
 // calculate_imbalance (fair.c v5.7).
@@ -335,7 +334,19 @@ void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
           std::max(0L, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus)) >>
           1;
     }
-    if (lvl.flags & SD_NUMA) env.imbalance = adjust_numa_imbalance(env, local, busiest);
+    if (lvl.flags & SD_NUMA) {
+      // v5.7 leaves a busiest group of at most 2 tasks alone; v5.11-v5.17 count the busiest
+      // group's tasks, v5.19+ the local group's with the one to move.
+      if (prof_.version < 511) {
+        if (busiest.sum_nr_running <= 2) env.imbalance = 0;
+      } else {
+        const SchedDomain& sd =
+            rq_[static_cast<size_t>(env.dst_cpu)].sd[static_cast<size_t>(env.sd_idx)];
+        env.imbalance = adjust_numa_imbalance(
+            env.imbalance, prof_.version < 519 ? busiest.sum_nr_running : local.sum_nr_running + 1,
+            sd);
+      }
+    }
     return;
   }
   if (local.group_type < sg_type::group_overloaded) {

@@ -27,6 +27,7 @@ inline constexpr unsigned long NICE_0_LOAD = 1024;  // user-visible weights (sca
 inline constexpr unsigned long WEIGHT_IDLEPRIO = 3;
 inline constexpr std::uint32_t WMULT_IDLEPRIO = 1431655765;
 inline constexpr long SCHED_CAPACITY_SCALE = 1024;
+inline constexpr long NUMA_IMBALANCE_MIN = 2;  // fair.c v5.11+
 
 struct load_weight {
   unsigned long weight = 0;

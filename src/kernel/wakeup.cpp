@@ -510,18 +510,17 @@ int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
     case sg_type::group_has_spare:
       // Stay on this node, close to the wakeup source, while the allowed NUMA imbalance
       // holds: v5.7 while it has an idle CPU; v5.11-v5.17 allow_numa_imbalance(local
-      // sum_nr_running, span_weight): below a quarter of the domain; v5.19+ (cb29a5c19d2d)
-      // adjust_numa_imbalance: up to imb_numa_nr tasks with the new one, and idle CPUs
-      // differing by at most NUMA_IMBALANCE_MIN (2).
+      // sum_nr_running); v5.19+ (cb29a5c19d2d) adjust_numa_imbalance of the idle-CPU
+      // difference with the new task counted.
       if (lvl.flags & SD_NUMA) {
         if (prof_.version < 511) {
           if (local_sgs.idle_cpus) return kNone;
         } else if (prof_.version < 519) {
-          if (local_sgs.sum_nr_running < lvl.span.size() >> 2) return kNone;
+          if (allow_numa_imbalance(local_sgs.sum_nr_running, sd)) return kNone;
         } else {
           const long imbalance = std::labs(static_cast<long>(local_sgs.idle_cpus) -
                                            static_cast<long>(idlest_sgs.idle_cpus));
-          if (local_sgs.sum_nr_running + 1 <= sd.imb_numa_nr && imbalance <= 2) return kNone;
+          if (adjust_numa_imbalance(imbalance, local_sgs.sum_nr_running + 1, sd) == 0) return kNone;
         }
       }
       if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus) return kNone;
