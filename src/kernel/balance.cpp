@@ -64,11 +64,11 @@ void KernelImpl::update_blocked_averages(int cpu) {
     // skip_blocked_update
     if (gc.se.avg.load_avg || gc.se.avg.util_avg || cfs.propagate)
       update_load_avg(*gc.se.cfs, gc.se, 0);
-    others_have_blocked |= cfs.avg.load_avg || cfs.avg.util_avg || cfs.avg.runnable_avg;
+    // cfs_rq_has_blocked: load_avg and util_avg only, runnable_avg is not looked at.
+    others_have_blocked |= cfs.avg.load_avg || cfs.avg.util_avg;
   }
   update_cfs_rq_load_avg(now_, rq.cfs);
-  rq.has_blocked_load =
-      others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg || rq.cfs.avg.runnable_avg;
+  rq.has_blocked_load = others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg;
 }
 
 // get_sd_balance_interval (fair.c v5.7), in jiffies.

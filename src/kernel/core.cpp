@@ -885,7 +885,8 @@ void KernelImpl::enter_idle(int cpu) {
   rq.curr = kNoTask;
   rq.mode = CpuMode::Idle;
   rq.debt = 0;
-  rq.idle_stamp = now_;  // idle_balance sets it before looking for work
+  // idle_stamp is newidle_balance's: the idle loop going back to sleep after an interrupt
+  // keeps the stamp of the schedule() that first went idle, so avg_idle sees the whole idle.
   q_.cancel(rq.tick_slot);
   q_.cancel(rq.step_slot);
   rq.idle_state = cpuidle_select(cpu);

@@ -5,6 +5,7 @@
 // Left out: menu's correction-factor buckets and its I/O-wait multiplier, PM QoS
 // latency limits, retaining the tick for short predictions.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -15,12 +16,16 @@ namespace schedtwin::kernel {
 
 namespace {
 
-constexpr int INTERVALS = 8;
+constexpr std::size_t INTERVALS = 8;
 
 // get_typical_interval (menu.c v5.4): the average of the recent idle periods if they
 // are consistent (stddev small), dropping the largest outliers; "unknown" otherwise.
-Time get_typical_interval(const std::vector<Time>& intervals) {
-  if (intervals.size() < INTERVALS) return kTimeNever;
+// Until a CPU has 8 periods it is "unknown". The kernel's array starts as zeros (a
+// prediction of 0), but on a machine that has been up for a while every idle CPU has long
+// filled it with the long periods between background interrupts, which are not modelled:
+// with zeros, a CPU the workload never used would stay in its shallowest state.
+Time get_typical_interval(const std::array<Time, INTERVALS>& intervals, int seen) {
+  if (seen < static_cast<int>(INTERVALS)) return kTimeNever;
   std::uint64_t thresh = std::numeric_limits<std::uint64_t>::max();
   for (;;) {
     std::uint64_t max = 0, sum = 0;
@@ -44,8 +49,9 @@ Time get_typical_interval(const std::vector<Time>& intervals) {
       }
     }
     variance /= divisor;
-    // "if the stddev is under 20 us or under 1/6 of the average, we have a pattern"
-    if ((avg > 0 && avg * avg > variance * 36) || variance <= 400)
+    // "if the stddev is under 20 us or under 1/6 of the average, we have a pattern"; the
+    // first test only while at least 3/4 of the samples are left.
+    if ((avg * avg > variance * 36 && divisor * 4 >= INTERVALS * 3) || variance <= 400)
       return static_cast<Time>(avg) * kNsPerUs;
     if (divisor * 4 <= INTERVALS * 3) return kTimeNever;
     thresh = max - 1;
@@ -61,7 +67,8 @@ int KernelImpl::cpuidle_select(int cpu) {
   Time next_timer = kTimeNever;
   for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
   Time sleep_length = next_timer == kTimeNever ? kTimeNever : std::max<Time>(0, next_timer - now_);
-  Time predicted = std::min(sleep_length, get_typical_interval(rq.idle_history));
+  Time predicted =
+      std::min(sleep_length, get_typical_interval(rq.idle_history, rq.idle_history_seen));
   int idx = 0;
   for (size_t i = 0; i < m_.idle_states.size(); ++i) {
     const machine::IdleState& s = m_.idle_states[i];
@@ -77,11 +84,8 @@ void KernelImpl::cpuidle_reflect(int cpu, Time idle_duration) {
   // A wakeup that arrived while the CPU was still entering idle ends the period before it
   // began: the kernel measures such a period as 0 (found by fuzz/scenario_fuzz).
   idle_duration = std::max<Time>(idle_duration, 0);
-  if (rq.idle_history.size() < INTERVALS) {
-    rq.idle_history.push_back(idle_duration);
-  } else {
-    rq.idle_history[static_cast<size_t>(rq.idle_history_pos)] = idle_duration;
-  }
+  rq.idle_history[static_cast<size_t>(rq.idle_history_pos)] = idle_duration;
+  if (rq.idle_history_seen < static_cast<int>(INTERVALS)) ++rq.idle_history_seen;
   rq.idle_history_pos = (rq.idle_history_pos + 1) % INTERVALS;
 }
 

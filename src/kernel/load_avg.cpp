@@ -2,8 +2,8 @@
 // 5.7.14 runnable_avg init fix): update_load_avg, attach/detach/remove on
 // migration, new-task initial values, util_est, and with task groups the propagation of
 // group entities' signals (v5.15 shapes), tg->load_avg and task_h_load. The PELT
-// arithmetic itself is in pelt.cpp. Left out: frequency/capacity invariance of clock_pelt (every CPU runs at its maximum
-// frequency, so PELT time is the task clock).
+// arithmetic itself is in pelt.cpp. Left out: frequency/capacity invariance of clock_pelt (every
+// CPU runs at its maximum frequency, so PELT time is the task clock).
 #include <algorithm>
 #include <cstdlib>
 
@@ -43,7 +43,8 @@ bool KernelImpl::update_cfs_rq_load_avg(Time now, cfs_rq& cfs) {
     sub_positive(sa.runnable_avg, r);
     sub_positive(sa.runnable_sum, static_cast<std::uint64_t>(r) * divider);
     if (cfs.tg)
-      add_tg_cfs_propagate(cfs, -static_cast<long>(static_cast<std::uint64_t>(r) * divider >> PELT_CAPACITY_SHIFT));
+      add_tg_cfs_propagate(
+          cfs, -static_cast<long>(static_cast<std::uint64_t>(r) * divider >> PELT_CAPACITY_SHIFT));
     cfs.removed = {};
     decayed = true;
   }
@@ -98,7 +99,8 @@ bool KernelImpl::propagate_entity_load_avg(sched_entity& se) {
     cfs.avg.util_sum = static_cast<std::uint32_t>(cfs.avg.util_avg * divider);
   }
   // update_tg_cfs_runnable
-  if (long delta = static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg)) {
+  if (long delta =
+          static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg)) {
     se.avg.runnable_avg = gcfs.avg.runnable_avg;
     se.avg.runnable_sum = static_cast<std::uint64_t>(se.avg.runnable_avg) * divider;
     add_positive(cfs.avg.runnable_avg, delta);
@@ -118,7 +120,8 @@ bool KernelImpl::propagate_entity_load_avg(sched_entity& se) {
     }
     long running_sum = static_cast<long>(se.avg.util_sum >> PELT_CAPACITY_SHIFT);
     runnable_sum = std::max(runnable_sum, running_sum);
-    const std::uint64_t load_sum = static_cast<std::uint64_t>(se.load.weight) * static_cast<std::uint64_t>(runnable_sum);
+    const std::uint64_t load_sum =
+        static_cast<std::uint64_t>(se.load.weight) * static_cast<std::uint64_t>(runnable_sum);
     const unsigned long load_avg = static_cast<unsigned long>(load_sum / divider);
     se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
     long delta = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
@@ -165,7 +168,8 @@ void KernelImpl::update_cfs_rq_h_load(cfs_rq& cfs_in) {
   }
   while ((se = cfs->h_load_next) != nullptr) {
     unsigned long load = cfs->h_load;
-    load = static_cast<unsigned long>(static_cast<std::uint64_t>(load) * se->avg.load_avg / (cfs->avg.load_avg + 1));
+    load = static_cast<unsigned long>(static_cast<std::uint64_t>(load) * se->avg.load_avg /
+                                      (cfs->avg.load_avg + 1));
     cfs = se->my_q;
     cfs->h_load = load;
     cfs->last_h_load_update = now;
@@ -177,7 +181,8 @@ void KernelImpl::update_cfs_rq_h_load(cfs_rq& cfs_in) {
 unsigned long KernelImpl::task_h_load(Task& p) {
   cfs_rq& cfs = *p.se.cfs;
   update_cfs_rq_h_load(cfs);
-  return static_cast<unsigned long>(static_cast<std::uint64_t>(p.se.avg.load_avg) * cfs.h_load / (cfs.avg.load_avg + 1));
+  return static_cast<unsigned long>(static_cast<std::uint64_t>(p.se.avg.load_avg) * cfs.h_load /
+                                    (cfs.avg.load_avg + 1));
 }
 
 // attach_entity_load_avg (fair.c v5.7): align the entity's window with the cfs_rq's.
@@ -238,7 +243,11 @@ void KernelImpl::init_entity_runnable_average(sched_entity& se) {
 }
 
 // post_init_entity_util_avg (fair.c v5.7.14, with e21cf43406a1: runnable_avg = util_avg),
-// followed by attach_entity_cfs_rq as in wake_up_new_task.
+// followed by attach_entity_cfs_rq as in wake_up_new_task. The kernel multiplies by
+// se->load.weight, which 64-bit kernels keep scaled up by 1024 (scale_load) while
+// cfs_rq->avg.load_avg is not, so the share is 1024 times too large and nearly always
+// clamps to cap; every profile here has that (72bffbf57c52, v6.10, changed it to
+// se_weight).
 void KernelImpl::post_init_entity_util_avg(Task& p) {
   cfs_rq& cfs = *p.se.cfs;
   sched_avg& sa = p.se.avg;
@@ -246,7 +255,8 @@ void KernelImpl::post_init_entity_util_avg(Task& p) {
   long cap = (cpu_scale - static_cast<long>(cfs.avg.util_avg)) / 2;
   if (cap > 0) {
     if (cfs.avg.util_avg != 0) {
-      sa.util_avg = cfs.avg.util_avg * p.se.load.weight / (cfs.avg.load_avg + 1);
+      sa.util_avg =
+          cfs.avg.util_avg * (p.se.load.weight << SCHED_FIXEDPOINT_SHIFT) / (cfs.avg.load_avg + 1);
       if (static_cast<long>(sa.util_avg) > cap) sa.util_avg = static_cast<unsigned long>(cap);
     } else {
       sa.util_avg = static_cast<unsigned long>(cap);

@@ -23,6 +23,7 @@ namespace schedtwin::kernel {
 
 namespace bi = boost::intrusive;
 
+inline constexpr int SCHED_FIXEDPOINT_SHIFT = 10;  // scale_load on 64-bit kernels
 inline constexpr unsigned long NICE_0_LOAD = 1024;  // user-visible weights (scale_load_down)
 inline constexpr unsigned long WEIGHT_IDLEPRIO = 3;
 inline constexpr std::uint32_t WMULT_IDLEPRIO = 1431655765;
@@ -260,8 +261,9 @@ struct alignas(64) Rq {
   Time idle_stamp = 0;      // rq->idle_stamp (0 = not idle)
   Time avg_idle = 0;
   Time max_idle_balance_cost = 0;
-  std::vector<Time> idle_history;  // last 8 idle durations (menu governor)
+  std::array<Time, 8> idle_history{};  // the last 8 idle durations (menu's intervals[])
   int idle_history_pos = 0;
+  int idle_history_seen = 0;  // how many of them are real (at most 8)
   // Remote wake list (TTWU_QUEUE)
   std::vector<TaskId> wake_list;
   int ttwu_pending = 0;

@@ -1,0 +1,141 @@
+// Kernel details around going idle and a new task's signals, checked against the kernel's
+// own arithmetic: post_init_entity_util_avg's scaled weight (fair.c v5.7), menu's
+// typical interval (menu.c v5.4) and newidle_balance's idle_stamp (fair.c v5.7).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
+#include "kernel_test_util.h"
+
+using namespace schedtwin;
+using namespace schedtwin::kernel;
+using schedtwin::testutil::BusyBody;
+using schedtwin::testutil::flat_machine;
+
+namespace {
+
+Config config(const char* profile = "v5.7") {
+  Config c;
+  c.profile = make_profile(profile);
+  c.check = true;
+  return c;
+}
+
+// Runs `work`, then sleeps until the next multiple of `period` (an absolute timer).
+struct DutyBody : TaskBody {
+  KernelImpl* k = nullptr;
+  Time work = 0, period = 0;
+  bool ran = false;
+  Step next(TaskId self, Time now) override {
+    if (!ran) {
+      ran = true;
+      return Step::run(work);
+    }
+    ran = false;
+    k->arm_timer(self, (now / period + 1) * period);
+    return Step::block();
+  }
+};
+
+}  // namespace
+
+// A nice -20 task (weight 88761) running half the time leaves util_avg near 512 and
+// load_avg near 44 000. The kernel computes util * se->load.weight / (load + 1) with the
+// weight scaled by 1024 (1048576 for nice 0), so the share (~12 000) is clamped to
+// cap = (1024 - util) / 2 (~256); with the unscaled weight it would be ~12.
+TEST(PostInitUtil, ScaledWeightMakesANewTaskStartAtTheCap) {
+  KernelImpl k(flat_machine(1, 1), config());
+  DutyBody hog;
+  hog.k = &k;
+  hog.work = ms(5);
+  hog.period = ms(10);
+  k.create_task({.name = "hog", .nice = -20}, &hog, 0);
+  k.run_until(ms(1002));  // mid-way through a run: the cfs_rq's signals are current
+  const unsigned long util = k.cpu_rq(0).cfs.avg.util_avg;
+  const unsigned long load = k.cpu_rq(0).cfs.avg.load_avg;
+  ASSERT_GT(util, 300u);
+  ASSERT_GT(load, 20000u);
+  const unsigned long cap = (1024 - util) / 2;
+  ASSERT_LT(util * 1024 / (load + 1), cap / 4);  // the unscaled share would be far below
+  BusyBody fresh;
+  TaskId t = k.create_task({.name = "new"}, &fresh, 0);
+  EXPECT_EQ(k.task(t).se.avg.util_avg, std::min(cap, util * 1048576 / (load + 1)));
+  EXPECT_EQ(k.task(t).se.avg.util_avg, cap);
+  EXPECT_EQ(k.task(t).se.avg.runnable_avg, cap);
+}
+
+// Runs 10 us, then sleeps for the next of `sleeps` (a relative timer), the last one forever.
+struct SleepListBody : TaskBody {
+  KernelImpl* k = nullptr;
+  std::vector<Time> sleeps;
+  std::size_t i = 0;
+  bool ran = false;
+  Step next(TaskId self, Time now) override {
+    if (!ran) {
+      ran = true;
+      return Step::run(us(10));
+    }
+    ran = false;
+    k->arm_timer(self, now + sleeps[std::min(i++, sleeps.size() - 1)]);
+    return Step::block();
+  }
+};
+
+// get_typical_interval (menu.c v5.4). Idle periods of about 1050, 1050, 1150, 1150 and four
+// of 5050 us (sleeps plus the 50 us timer slack): the whole set is too spread; dropping the
+// four largest leaves 4 samples whose stddev (50 us) is under a sixth of their mean (1100),
+// but fewer than 3/4 of the 8, so the kernel rejects them and predicts nothing: with the
+// next timer 10 ms away the CPU takes the state of 2 ms target residency. Before 8 periods
+// are seen the prediction is "unknown" too (see idle.cpp), so the first idle, 1 ms long,
+// takes the deepest state its timer allows.
+TEST(MenuGovernor, TypicalIntervalNeedsThreeQuartersOfTheSamples) {
+  machine::Machine m = flat_machine(1, 1);
+  m.idle_states[0].target_residency_ns = 0;
+  machine::IdleState mid, deep;
+  mid.name = "C2";
+  mid.target_residency_ns = us(500);
+  deep.name = "C3";
+  deep.target_residency_ns = ms(2);
+  m.idle_states.push_back(mid);
+  m.idle_states.push_back(deep);
+  KernelImpl k(m, config());
+  SleepListBody p;
+  p.k = &k;
+  p.sleeps = {ms(1), ms(1), us(1100), us(1100), ms(5), ms(5), ms(5), ms(5), ms(10)};
+  k.create_task({.name = "p"}, &p, 0);
+  k.run_until(us(500));  // the first idle period: 8 not yet seen, 1 ms to the timer
+  ASSERT_EQ(k.cpu_rq(0).curr, kNoTask);
+  EXPECT_EQ(k.cpu_rq(0).idle_state, 1);
+  k.run_until(ms(30));  // the ninth period (from 24.67 ms): 10 ms to the timer
+  ASSERT_EQ(k.cpu_rq(0).curr, kNoTask);
+  for (Time d : k.cpu_rq(0).idle_history) {
+    const Time d_us = d / kNsPerUs;
+    EXPECT_TRUE(d_us == 1050 || d_us == 1150 || d_us == 5050) << d_us;
+  }
+  EXPECT_EQ(k.cpu_rq(0).idle_state, 2);
+}
+
+// idle_stamp is set by newidle_balance when the CPU goes idle through schedule(). A timer
+// interrupt that wakes its task onto another CPU lets the idle loop go back to sleep
+// without schedule(), and the stamp keeps its first value.
+TEST(IdleStamp, GoingBackToSleepAfterAnInterruptKeepsTheStamp) {
+  KernelImpl k(flat_machine(1, 2), config());
+  DutyBody p;
+  p.k = &k;
+  p.work = us(100);
+  p.period = ms(10);
+  TaskId t = k.create_task({.name = "p", .cpus = {1}}, &p, 1);
+  k.run_until(ms(1));  // ran 100 us on cpu1, sleeps until 10 ms, its timer on cpu1
+  ASSERT_EQ(k.cpu_rq(1).curr, kNoTask);
+  const Time stamp = k.cpu_rq(1).idle_stamp;
+  ASSERT_GT(stamp, 0);
+  ASSERT_LT(stamp, ms(1));
+  k.set_affinity(t, {0});         // the timer stays on cpu1; the wakeup must go to cpu0
+  k.run_until(ms(10) + us(200));  // past the timer and its 50 us slack
+  EXPECT_EQ(k.task(t).cpu, 0);
+  EXPECT_EQ(k.cpu_rq(1).curr, kNoTask);
+  EXPECT_EQ(k.cpu_rq(1).idle_stamp, stamp);
+}
