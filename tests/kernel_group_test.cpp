@@ -85,7 +85,8 @@ TEST(GroupSched, SharesFollowTheGroupsLoadAcrossCpus) {
   k.create_task({.name = "a", .cpus = {0}, .group = g}, &a, 0);
   k.create_task({.name = "b", .cpus = {1}, .group = g}, &b, 0);
   k.run_until(kNsPerSec);
-  for (int c = 0; c < 2; ++c) EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.03);
+  for (int c = 0; c < 2; ++c)
+    EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.03);
   EXPECT_NEAR(static_cast<double>(k.tg_rt_[static_cast<size_t>(g)].load_avg), 2048, 2048 * 0.03);
 }
 
@@ -123,7 +124,8 @@ TEST(GroupSched, AnIdleGroupsTasksAreIdleAboveTheGroup) {
   EXPECT_EQ(k.cpu_rq(0).curr, tn);
   k.run_until(ms(2050));
   // 1024 against 3: the hog gets about 3/1027 of the CPU once the normal task runs.
-  double hog_share = static_cast<double>(k.task(th).se.sum_exec_runtime - ms(50)) / static_cast<double>(ms(2000));
+  double hog_share =
+      static_cast<double>(k.task(th).se.sum_exec_runtime - ms(50)) / static_cast<double>(ms(2000));
   EXPECT_LT(hog_share, 0.01);
 }
 
@@ -140,8 +142,9 @@ TEST(GroupSched, NestedGroupsShareLevelByLevel) {
   TaskId tc = k.create_task({.name = "c", .group = other}, &c, 0);
   k.run_until(3 * kNsPerSec);
   // /o gets half; /p's half is split between its task b and its child group /p/c.
-  double total = static_cast<double>(k.task(ta).se.sum_exec_runtime + k.task(tb).se.sum_exec_runtime +
-                                     k.task(tc).se.sum_exec_runtime);
+  double total =
+      static_cast<double>(k.task(ta).se.sum_exec_runtime + k.task(tb).se.sum_exec_runtime +
+                          k.task(tc).se.sum_exec_runtime);
   EXPECT_NEAR(static_cast<double>(k.task(tc).se.sum_exec_runtime) / total, 0.5, 0.01);
   EXPECT_NEAR(static_cast<double>(k.task(ta).se.sum_exec_runtime) / total, 0.25, 0.01);
   EXPECT_EQ(k.task(ta).se.depth, 2);
@@ -160,7 +163,8 @@ TEST(GroupSched, BalancingSpreadsAGroupAndItsShares) {
   k.set_affinity(tb, {0, 1});
   k.run_until(2 * kNsPerSec);
   EXPECT_NE(k.task(ta).cpu, k.task(tb).cpu);
-  for (int c = 0; c < 2; ++c) EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.05);
+  for (int c = 0; c < 2; ++c)
+    EXPECT_NEAR(static_cast<double>(k.tg_se(g, c)->load.weight), 512, 512 * 0.05);
 }
 
 // Moving the running task of a group whose other task stays, as active balancing does
@@ -186,5 +190,36 @@ TEST(GroupSched, MovingARunningTaskLeavesItsGroupQueued) {
   EXPECT_TRUE(k.tg_se(g, 0)->on_rq);
   Time before = k.task(other).se.sum_exec_runtime;
   k.run_until(ms(200));
-  EXPECT_NEAR(static_cast<double>(k.task(other).se.sum_exec_runtime - before), static_cast<double>(ms(100)), ms(2));
+  EXPECT_NEAR(static_cast<double>(k.task(other).se.sum_exec_runtime - before),
+              static_cast<double>(ms(100)), ms(2));
+}
+
+// update_cfs_group reweights on every call (SMP kernels up to v6.6), and reweight_entity
+// sets load_avg = se_weight * load_sum / divider: right after a wakeup into the group, in
+// the middle of a PELT period, the group entity's load_avg already matches its load_sum.
+TEST(GroupSched, EveryGroupUpdateResyncsTheEntitysLoadAvg) {
+  KernelImpl k(flat_machine(1, 1), config());
+  int g = k.create_task_group({.name = "/g"});
+  BusyBody a;
+  struct Sleeper : TaskBody {
+    KernelImpl* k = nullptr;
+    bool ran = false;
+    Step next(TaskId self, Time now) override {
+      ran = !ran;
+      if (ran) return Step::run(us(30));
+      k->arm_timer(self, now + us(1337));
+      return Step::block();
+    }
+  } b;
+  b.k = &k;
+  k.create_task({.name = "a", .group = g}, &a, 0);
+  k.create_task({.name = "b", .group = g}, &b, 0);
+  int samples = 0, in_step = 0;
+  for (Time t = ms(500); t < ms(600); t += us(97), ++samples) {
+    k.run_until(t);
+    const sched_entity& se = *k.tg_se(g, 0);
+    const std::uint64_t want = se.load.weight * se.avg.load_sum / get_pelt_divider(se.avg);
+    if (se.avg.load_avg == want) ++in_step;
+  }
+  EXPECT_EQ(in_step, samples);
 }

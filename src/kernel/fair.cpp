@@ -510,12 +510,12 @@ void KernelImpl::reweight_entity(cfs_rq& cfs, sched_entity& se, unsigned long we
   }
 }
 
-// update_cfs_group (fair.c v5.15): a group entity's weight follows calc_group_shares.
+// update_cfs_group (fair.c v5.15): a group entity's weight follows calc_group_shares. SMP
+// kernels reweight even when the shares are unchanged (only !CONFIG_SMP skips, until v6.7),
+// and reweight_entity recomputes the entity's load_avg from its load_sum each time.
 void KernelImpl::update_cfs_group(sched_entity& se) {
   if (!se.my_q) return;
-  unsigned long shares = calc_group_shares(*se.my_q);
-  if (se.load.weight == shares) return;
-  reweight_entity(*se.cfs, se, shares);
+  reweight_entity(*se.cfs, se, calc_group_shares(*se.my_q));
 }
 
 // put_prev_entity (fair.c v5.4).
