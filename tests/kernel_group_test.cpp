@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "kernel/kernel.h"
 #include "kernel/kernel_impl.h"
@@ -107,7 +109,9 @@ TEST(GroupSched, TaskHLoadIsTheTasksPartOfItsGroupsEntity) {
 }
 
 // A cpu.idle group (v5.15): its entity weighs 3, its tasks count as idle above it, a CPU
-// running only them is sched-idle, and a waking normal task preempts them at once.
+// running only them is sched-idle, and a new normal task takes the CPU by the second tick
+// (the fork's preemption picks the group's entity again, being leftmost, and BASE_SLICE
+// then leaves it min_granularity before the tick preempts it).
 TEST(GroupSched, AnIdleGroupsTasksAreIdleAboveTheGroup) {
   KernelImpl k(flat_machine(1, 1), config());
   int g = k.create_task_group({.name = "/idle", .idle = true});
@@ -120,7 +124,7 @@ TEST(GroupSched, AnIdleGroupsTasksAreIdleAboveTheGroup) {
   EXPECT_EQ(k.tg_cfs_rq(g, 0).idle_h_nr_running, 0u);  // not idle below the idle cfs_rq
   EXPECT_TRUE(k.sched_idle_cpu(0));
   TaskId tn = k.create_task({.name = "n"}, &normal, 0);
-  k.run_until(ms(51));
+  k.run_until(ms(59));  // two ticks at HZ=250
   EXPECT_EQ(k.cpu_rq(0).curr, tn);
   k.run_until(ms(2050));
   // 1024 against 3: the hog gets about 3/1027 of the CPU once the normal task runs.
@@ -222,4 +226,47 @@ TEST(GroupSched, EveryGroupUpdateResyncsTheEntitysLoadAvg) {
     if (se.avg.load_avg == want) ++in_step;
   }
   EXPECT_EQ(in_step, samples);
+}
+
+// sched_slice with v5.13's ALT_PERIOD: the period counts every task of the CPU (the root's
+// h_nr_running), not the entities of the task's own cfs_rq. A nice -20 task beside a group
+// of 9 busy tasks: v5.7 shares a 6 ms period (2 entities at the root), v5.17 a 7.5 ms one
+// (10 tasks > sched_nr_latency, 10 x 0.75 ms), each in the ratio of the two weights.
+TEST(GroupSched, AltPeriodCountsEveryTaskOfTheCpu) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    SCOPED_TRACE(profile);
+    KernelImpl k(flat_machine(1, 1), config(profile));
+    int g = k.create_task_group({.name = "/g"});
+    BusyBody heavy;
+    std::vector<BusyBody> rest(9);
+    TaskId h = k.create_task({.name = "heavy", .nice = -20}, &heavy, 0);
+    for (BusyBody& b : rest) k.create_task({.name = "b", .group = g}, &b, 0);
+    sched_entity& se = k.task(h).se;
+    const double w = static_cast<double>(se.load.weight);
+    const double wg = static_cast<double>(k.tg_se(g, 0)->load.weight);
+    const double period = std::string(profile) == "v5.7" ? 6e6 : 7.5e6;
+    EXPECT_NEAR(static_cast<double>(k.sched_slice(*se.cfs, se)), period * w / (w + wg),
+                period * 1e-3);
+  }
+}
+
+// BASE_SLICE (v5.13): no slice below min_granularity (0.75 ms on one CPU). Nine tasks of a
+// group beside one root task of equal weight: v5.7 gives a group task 6.75 ms x 1/2 x 1/9 =
+// 0.375 ms, v5.17 (period 7.5 ms: 0.42 ms) is raised to 0.75 ms.
+TEST(GroupSched, BaseSliceIsAtLeastMinGranularity) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    SCOPED_TRACE(profile);
+    KernelImpl k(flat_machine(1, 1), config(profile));
+    int g = k.create_task_group({.name = "/g"});
+    BusyBody one;
+    std::vector<BusyBody> rest(9);
+    k.create_task({.name = "one"}, &one, 0);
+    TaskId t = kNoTask;
+    for (BusyBody& b : rest) t = k.create_task({.name = "b", .group = g}, &b, 0);
+    sched_entity& se = k.task(t).se;
+    const double wg = static_cast<double>(k.tg_se(g, 0)->load.weight);
+    const double v57 = 6.75e6 * wg / (wg + 1024) / 9;  // 9 > sched_nr_latency: 9 x 0.75 ms
+    EXPECT_NEAR(static_cast<double>(k.sched_slice(*se.cfs, se)),
+                std::string(profile) == "v5.7" ? v57 : 750000.0, 1e3);
+  }
 }

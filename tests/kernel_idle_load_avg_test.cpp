@@ -1,9 +1,11 @@
 // Kernel details around going idle and a new task's signals, checked against the kernel's
 // own arithmetic: post_init_entity_util_avg's scaled weight (fair.c v5.7), menu's
-// typical interval (menu.c v5.4) and newidle_balance's idle_stamp (fair.c v5.7).
+// typical interval (menu.c v5.4), newidle_balance's idle_stamp (fair.c v5.7) and v5.15's
+// sleeper credit for idle entities (place_entity).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "kernel/kernel.h"
@@ -138,4 +140,32 @@ TEST(IdleStamp, GoingBackToSleepAfterAnInterruptKeepsTheStamp) {
   EXPECT_EQ(k.task(t).cpu, 0);
   EXPECT_EQ(k.cpu_rq(1).curr, kNoTask);
   EXPECT_EQ(k.cpu_rq(1).idle_stamp, stamp);
+}
+
+// place_entity's sleeper credit (GENTLE_FAIR_SLEEPERS halves it): half of sched_latency up
+// to v5.14; from v5.15 (51ce83ed523b) an idle entity gets half of min_granularity. A
+// SCHED_IDLE task that slept for 100 ms wakes beside a busy task and is placed that far
+// below min_vruntime.
+TEST(PlaceEntity, IdleSleeperCreditByVersion) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    SCOPED_TRACE(profile);
+    KernelImpl k(flat_machine(1, 1), config(profile));
+    BusyBody hog;
+    DutyBody idle;
+    idle.k = &k;
+    idle.work = us(100);
+    idle.period = ms(100);
+    // The idle task first, alone: it runs its 100 us and sleeps before the hog arrives (a
+    // SCHED_IDLE task forked beside a busy one would wait for its START_DEBIT).
+    TaskId t = k.create_task({.name = "idle", .policy = Policy::Idle}, &idle, 0);
+    k.run_until(ms(1));
+    ASSERT_EQ(k.task(t).state, TaskState::Blocked);
+    k.create_task({.name = "hog"}, &hog, 0);
+    k.run_until(ms(100) + us(51));  // the timer (100 ms + 50 us of slack) has fired
+    ASSERT_NE(k.task(t).state, TaskState::Blocked);
+    const Time thresh =
+        std::string(profile) == "v5.7" ? k.sysctl_sched_latency : k.sysctl_sched_min_granularity;
+    EXPECT_EQ(k.cpu_rq(0).cfs.min_vruntime - k.task(t).se.vruntime,
+              static_cast<std::uint64_t>(thresh >> 1));
+  }
 }

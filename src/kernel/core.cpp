@@ -306,7 +306,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   t.fork_cpu = cpu;
   post_init_entity_util_avg(t);
   activate_task(cpu, id, 0);
-  check_preempt_curr(cpu, id, 0);
+  check_preempt_curr(cpu, id, WF_FORK);
   if (trace_) trace_->sched_wakeup_new(now_, parent_cpu, id, cpu);
   if (cpu_rq(cpu).need_resched) kick_cpu(cpu);
   this_cpu_ = saved_cpu;
@@ -394,7 +394,7 @@ void KernelImpl::ttwu_do_activate(int cpu, TaskId p, unsigned wake_flags) {
   if (rq.idle_stamp) {
     Time delta = now_ - rq.idle_stamp;
     Time max = 2 * rq.max_idle_balance_cost;
-    rq.avg_idle += (delta - rq.avg_idle) / 8;  // update_avg
+    rq.avg_idle += (delta - rq.avg_idle) >> 3;  // update_avg: an arithmetic shift, rounding down
     if (rq.avg_idle > max) rq.avg_idle = max;
     rq.wake_avg_idle = rq.avg_idle / 2;  // v5.13+ (94aafc3ee31d)
     rq.idle_stamp = 0;
@@ -552,6 +552,9 @@ void KernelImpl::process_wake_list(int cpu) {
   in_cpu_context_ = true;
   std::vector<TaskId> list;
   list.swap(rq.wake_list);
+  // sched_ttwu_pending up to v5.7 walks the llist as llist_add built it, newest first;
+  // v5.8+ (flush_smp_call_function_queue) reverses it into arrival order.
+  if (prof_.version < 508) std::reverse(list.begin(), list.end());
   for (TaskId p : list) {
     rq.ttwu_pending--;
     ttwu_do_activate(cpu, p, task(p).pending_wake_flags);

@@ -267,13 +267,21 @@ Time KernelImpl::__sched_period(unsigned long nr_running) const {
 }
 
 // sched_slice (fair.c v5.4): the period shared out by weight at every level up to the root.
+// v5.13+ (0c2de3f054a5): ALT_PERIOD sizes the period by all the CPU's tasks (the root's
+// h_nr_running), and BASE_SLICE never gives less than min_granularity. v5.15's
+// idle_min_granularity for idle entities equals min_granularity by default (0.75 ms
+// normalized, both), so it is not told apart.
 Time KernelImpl::sched_slice(cfs_rq& cfs, sched_entity& se) {
-  std::uint64_t slice = static_cast<std::uint64_t>(__sched_period(cfs.nr_running + !se.on_rq));
+  unsigned nr_running = cfs.nr_running;
+  if (feat(Feature::ALT_PERIOD)) nr_running = rq_of(cfs).cfs.h_nr_running;
+  std::uint64_t slice = static_cast<std::uint64_t>(__sched_period(nr_running + !se.on_rq));
   for (sched_entity* s = &se; s; s = s->parent) {
     load_weight lw = s->cfs->load;
     if (!s->on_rq) update_load_add(lw, s->load.weight);
     slice = __calc_delta(slice, s->load.weight, lw);
   }
+  if (feat(Feature::BASE_SLICE))
+    slice = std::max(slice, static_cast<std::uint64_t>(sysctl_sched_min_granularity));
   return static_cast<Time>(slice);
 }
 
@@ -282,14 +290,16 @@ Time KernelImpl::sched_vslice(cfs_rq& cfs, sched_entity& se) {
 }
 
 // place_entity (fair.c v5.4): START_DEBIT for new tasks, half-latency sleeper credit
-// with GENTLE_FAIR_SLEEPERS; never moves an entity backwards.
+// with GENTLE_FAIR_SLEEPERS; never moves an entity backwards. v5.15+ (51ce83ed523b) credits
+// an idle entity (SCHED_IDLE task or cpu.idle group) with min_granularity instead.
 void KernelImpl::place_entity(cfs_rq& cfs, sched_entity& se, bool initial) {
   if (eevdf_) return place_entity_v66(cfs, se, initial);
   std::uint64_t vruntime = cfs.min_vruntime;
   if (initial && feat(Feature::START_DEBIT))
     vruntime += static_cast<std::uint64_t>(sched_vslice(cfs, se));
   if (!initial) {
-    Time thresh = sysctl_sched_latency;
+    Time thresh = prof_.version >= 515 && se_is_idle(se) ? sysctl_sched_min_granularity
+                                                         : sysctl_sched_latency;
     if (feat(Feature::GENTLE_FAIR_SLEEPERS)) thresh >>= 1;
     vruntime -= static_cast<std::uint64_t>(thresh);
   }
@@ -718,7 +728,7 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   bool scale = cfs.nr_running >= sched_nr_latency;
   bool next_buddy_marked = false;
   if (se == pse) return;
-  if (feat(Feature::NEXT_BUDDY) && scale) {
+  if (feat(Feature::NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
     set_next_buddy(pse);
     next_buddy_marked = true;
   }
@@ -785,8 +795,8 @@ void KernelImpl::yield_task_fair(Rq& rq) {
   cfs_rq& cfs = *curr.se.cfs;
   clear_buddies(cfs, curr.se);
   if (curr.policy != Policy::Batch) update_curr(cfs);
-  if (curr.policy != Policy::Idle)  // set_skip_buddy
-    for (sched_entity* s = &curr.se; s; s = s->parent) s->cfs->skip = s;
+  // set_skip_buddy: unlike the next and last buddies, also for a SCHED_IDLE task.
+  for (sched_entity* s = &curr.se; s; s = s->parent) s->cfs->skip = s;
 }
 
 // yield_task_fair (fair.c v6.6): the yielding task's deadline moves one request on.
