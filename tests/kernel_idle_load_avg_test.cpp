@@ -1,7 +1,7 @@
 // Kernel details around going idle and a new task's signals, checked against the kernel's
 // own arithmetic: post_init_entity_util_avg's scaled weight (fair.c v5.7), menu's
-// typical interval (menu.c v5.4), newidle_balance's idle_stamp (fair.c v5.7) and v5.15's
-// sleeper credit for idle entities (place_entity).
+// typical interval (menu.c v5.4), newidle_balance's idle_stamp (fair.c v5.7), v5.15's
+// sleeper credit for idle entities (place_entity) and v6.0's wake list for an idle target.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -167,5 +167,50 @@ TEST(PlaceEntity, IdleSleeperCreditByVersion) {
         std::string(profile) == "v5.7" ? k.sysctl_sched_latency : k.sysctl_sched_min_granularity;
     EXPECT_EQ(k.cpu_rq(0).cfs.min_vruntime - k.task(t).se.vruntime,
               static_cast<std::uint64_t>(thresh >> 1));
+  }
+}
+
+// ttwu_queue_cond: a wakeup onto an idle CPU of the waker's own LLC is enqueued by the
+// waker up to v5.19, and from v6.0 (f3dd3f674555) queued on the idle CPU's wake list for
+// it to enqueue once the IPI arrives (5 us here).
+TEST(TtwuQueue, V60HandsAnIdleSameLlcTargetItsOwnWakeup) {
+  for (const char* profile : {"v5.17", "v6.0"}) {
+    SCOPED_TRACE(profile);
+    machine::Machine m = flat_machine(1, 2);
+    m.costs.ipi.ns = us(5);
+    KernelImpl k(m, config(profile));
+    struct Sleeper : TaskBody {
+      Step next(TaskId, Time) override { return Step::block(); }
+    } sleeper;
+    struct Waker : TaskBody {
+      KernelImpl* k = nullptr;
+      TaskId wakee = kNoTask;
+      bool ran = false;
+      Step next(TaskId, Time) override {
+        if (!ran) {
+          ran = true;
+          return Step::run(us(100));
+        }
+        k->try_to_wake_up(wakee, WF_NONE);
+        return Step::block();
+      }
+    } waker;
+    waker.k = &k;
+    waker.wakee = k.create_task({.name = "wakee", .cpus = {1}}, &sleeper, 1);
+    k.run_until(us(50));
+    k.create_task({.name = "waker", .cpus = {0}}, &waker, 0);
+    k.run_until(us(157));  // the waker starts at 55 us (IPI), wakes at 155 us; the IPI lands at 160
+    const Rq& target = k.cpu_rq(1);
+    if (std::string(profile) == "v6.0") {
+      EXPECT_EQ(target.nr_running, 0u);
+      EXPECT_EQ(target.ttwu_pending, 1u);
+    } else {
+      EXPECT_EQ(target.nr_running, 1u);
+      EXPECT_EQ(target.ttwu_pending, 0u);
+    }
+    EXPECT_FALSE(k.idle_cpu(1));
+    k.run_until(us(200));
+    EXPECT_EQ(k.cpu_rq(1).ttwu_pending, 0u);
+    EXPECT_EQ(k.task(waker.wakee).cpu, 1);
   }
 }

@@ -370,9 +370,13 @@ void KernelImpl::ttwu_stat(int cpu) {
 }
 
 // ttwu_queue (core.c v5.4): across LLCs the wakee goes on the target's wake list and an
-// IPI does the enqueue there; within an LLC the waker enqueues directly.
+// IPI does the enqueue there; within an LLC the waker enqueues directly. v6.0+
+// (ttwu_queue_cond with f3dd3f674555) also hands a wakeup onto an idle CPU of the same LLC
+// to that CPU, "as the current CPU is likely busy".
 void KernelImpl::ttwu_queue(TaskId p, int cpu, unsigned wake_flags) {
-  if (feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu)) {
+  if (feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ &&
+      (!cpus_share_cache(this_cpu_, cpu) ||
+       (prof_.version >= 600 && cpu_rq(cpu).nr_running == 0))) {
     Rq& rq = cpu_rq(cpu);
     task(p).pending_wake_flags = wake_flags;
     rq.wake_list.push_back(p);
