@@ -17,12 +17,7 @@ using schedtwin::testutil::flat_machine;
 
 namespace {
 
-Config config(const char* profile = "v5.17") {
-  Config c;
-  c.profile = make_profile(profile);
-  c.check = true;
-  return c;
-}
+Config config(const char* profile = "v5.17") { return testutil::checked_config(profile); }
 
 double share(KernelImpl& k, TaskId a, TaskId b) {
   double ra = static_cast<double>(k.task(a).se.sum_exec_runtime);

@@ -19,12 +19,7 @@ using schedtwin::testutil::flat_machine;
 
 namespace {
 
-Config config(const char* profile = "v5.7") {
-  Config c;
-  c.profile = make_profile(profile);
-  c.check = true;
-  return c;
-}
+Config config(const char* profile = "v5.7") { return testutil::checked_config(profile); }
 
 // Runs `work`, then sleeps until the next multiple of `period` (an absolute timer).
 struct DutyBody : TaskBody {

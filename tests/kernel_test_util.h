@@ -2,6 +2,7 @@
 #pragma once
 #include <vector>
 
+#include "kernel/features.h"
 #include "kernel/kernel.h"
 #include "machine/machine.h"
 
@@ -36,6 +37,14 @@ inline machine::Machine flat_machine(int clusters, int per_cluster, Time exit_ns
   m.costs.idle_probe.ns = 0;
   m.costs.wakeup.ns = 0;
   return m;
+}
+
+// A kernel configuration of `profile` with the invariant checker (--check) on.
+inline kernel::Config checked_config(const char* profile) {
+  kernel::Config c;
+  c.profile = kernel::make_profile(profile);
+  c.check = true;
+  return c;
 }
 
 // Runs forever.
