@@ -209,3 +209,47 @@ TEST(TtwuQueue, V60HandsAnIdleSameLlcTargetItsOwnWakeup) {
     EXPECT_EQ(k.task(waker.wakee).cpu, 1);
   }
 }
+
+// sched_ttwu_pending up to v5.7 activates the remote wake list newest first (llist_add
+// pushes at the head, nothing reverses it); v5.8+ reverses it into arrival order. Two
+// tasks woken in turn onto another LLC's idle CPU get the same vruntime (min_vruntime minus
+// the sleeper credit), so the one enqueued first is leftmost and runs first.
+TEST(TtwuQueue, RemoteWakeListOrderByVersion) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    SCOPED_TRACE(profile);
+    machine::Machine m = flat_machine(2, 1);  // two LLCs of one CPU
+    m.costs.ipi.ns = us(5);
+    KernelImpl k(m, config(profile));
+    struct Sleeper : TaskBody {
+      bool slept = false;
+      Step next(TaskId, Time) override {
+        if (slept) return Step::run(ms(10));
+        slept = true;
+        return Step::block();
+      }
+    } first, second;
+    struct Hog : TaskBody {  // moves cpu1's min_vruntime well past the sleepers'
+      Step next(TaskId, Time now) override {
+        return now < ms(20) ? Step::run(ms(20)) : Step::exit();
+      }
+    } hog;
+    struct Waker : TaskBody {
+      KernelImpl* k = nullptr;
+      TaskId a = kNoTask, b = kNoTask;
+      Step next(TaskId, Time now) override {
+        if (now < ms(30)) return Step::run_until(ms(30));
+        k->try_to_wake_up(a, WF_NONE);
+        k->try_to_wake_up(b, WF_NONE);
+        return Step::exit();
+      }
+    } waker;
+    waker.k = &k;
+    waker.a = k.create_task({.name = "first", .cpus = {1}}, &first, 1);
+    waker.b = k.create_task({.name = "second", .cpus = {1}}, &second, 1);
+    k.run_until(ms(1));
+    k.create_task({.name = "hog", .cpus = {1}}, &hog, 1);
+    k.create_task({.name = "waker", .cpus = {0}}, &waker, 0);
+    k.run_until(ms(30) + us(10));  // woken at 30 ms, the IPI lands at 30.005 ms
+    EXPECT_EQ(k.cpu_rq(1).curr, std::string(profile) == "v5.7" ? waker.b : waker.a);
+  }
+}
