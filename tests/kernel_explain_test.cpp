@@ -157,3 +157,29 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
             std::string::npos)
       << out.str();
 }
+
+// A fork record walks find_idlest_cpu: at the domain spanning both LLCs, the local LLC
+// fully busy with two tasks against an empty one sends the third task over, and the record
+// gives both groups' statistics and the move.
+TEST(Explain, ForkRecordsWalkFindIdlestCpuWithGroupStatistics) {
+  Config c;
+  c.profile = make_profile("v5.7");
+  Kernel k(flat_machine(2, 2), c);
+  std::ostringstream out;
+  Explain x(out, Explain::Format::Text, 1000);
+  k.set_explain(&x);
+  BusyBody a, b, d;
+  k.create_task({.name = "a", .cpus = {0}}, &a, 0);
+  k.create_task({.name = "b", .cpus = {1}}, &b, 0);
+  k.run_until(ms(50));
+  TaskId t = k.create_task({.name = "d"}, &d, 0);
+  EXPECT_GE(k.task_cpu(t), 2);
+  const std::string s = out.str();
+  const auto at = s.find("fork d[3]");
+  ASSERT_NE(at, std::string::npos) << s;
+  const std::string rec = s.substr(at, s.find('\n', at) - at);
+  EXPECT_NE(rec.find("find_idlest_group in"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("local 0-1: fully_busy nr_running=2 idle_cpus=0"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("idlest 2-3: has_spare nr_running=0 idle_cpus=2"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("go to the idlest group: cpu"), std::string::npos) << rec;
+}

@@ -41,6 +41,16 @@ const char* group_type_name(int type) {
   return type >= 0 && type < 6 ? names[type] : "?";
 }
 
+std::string KernelImpl::group_stats_text(const char* what, int group, const sg_lb_stats& s) const {
+  std::string out =
+      fmt::format("{} {}: {} nr_running={} idle_cpus={} load={} util={} runnable={} capacity={}",
+                  what, machine::format_cpu_list(groups_[static_cast<size_t>(group)].cpus),
+                  group_type_name(static_cast<int>(s.group_type)), s.sum_nr_running, s.idle_cpus,
+                  s.group_load, s.group_util, s.group_runnable, s.group_capacity);
+  if (s.avg_load) out += fmt::format(" avg_load={}", s.avg_load);
+  return out;
+}
+
 const char* balance_type_name(int idle) {
   static constexpr const char* names[] = {"idle", "busy", "newly_idle"};
   return idle >= 0 && idle < 3 ? names[idle] : "?";
@@ -630,16 +640,10 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     sd_lb_stats sds;
     int group = find_busiest_group(env, sds);
     if (xp()) {
-      auto desc = [&](const char* what, int g, const sg_lb_stats& s) {
-        const auto& c = groups_[static_cast<size_t>(g)].cpus;
-        return fmt::format(
-            "{} {}: {} nr_running={} idle_cpus={} load={} util={} runnable={} capacity={}", what,
-            machine::format_cpu_list(c), group_type_name(static_cast<int>(s.group_type)),
-            s.sum_nr_running, s.idle_cpus, s.group_load, s.group_util, s.group_runnable,
-            s.group_capacity);
-      };
-      explain_->step(desc("local", sds.local, sds.local_stat));
-      if (sds.busiest >= 0) explain_->step(desc("busiest", sds.busiest, sds.busiest_stat));
+      explain_->step(group_stats_text("local", sds.local, sds.local_stat));
+      if (sds.busiest >= 0)
+        explain_->step(group_stats_text("busiest", sds.busiest, sds.busiest_stat));
+      if (sds.avg_load) explain_->step(fmt::format("domain avg_load={}", sds.avg_load));
       if (group >= 0) {
         static constexpr const char* mt[] = {"migrate_load", "migrate_util", "migrate_task",
                                              "migrate_misfit"};

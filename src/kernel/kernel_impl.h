@@ -194,6 +194,9 @@ class KernelImpl {
   bool xp() const { return explain_ && explain_->active(); }
   std::string task_label(TaskId t) const;
   std::string cpu_state(int cpu) const;  // "idle", "sched-idle", "busy (nr_running=2)"
+  // "local 0-3: has_spare nr_running=1 idle_cpus=3 load=... util=... runnable=...
+  // capacity=..." plus avg_load when computed: one group's statistics for --explain.
+  std::string group_stats_text(const char* what, int group, const sg_lb_stats& s) const;
 
   // tunables (ns), scaled by 1 + ilog2(min(ncpus, 8)) (fair-class.md §3.2)
   Time sysctl_sched_latency = 0, sysctl_sched_min_granularity = 0,

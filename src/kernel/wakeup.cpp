@@ -486,6 +486,11 @@ int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
       idlest_sgs = sgs;
     }
   }
+  if (xp()) {
+    explain_->step(fmt::format("find_idlest_group in {}", lvl.name));
+    if (local != kNone) explain_->step(group_stats_text("local", local, local_sgs));
+    if (idlest != kNone) explain_->step(group_stats_text("idlest", idlest, idlest_sgs));
+  }
   if (idlest == kNone) return kNone;
   if (local == kNone) return idlest;
   if (local_sgs.group_type < idlest_sgs.group_type) return kNone;
@@ -595,10 +600,12 @@ int KernelImpl::find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsi
     }
     int group = find_idlest_group(cpu, sd, p, cpu);
     if (group == kNone) {
+      if (xp()) explain_->step("stay in the local group");
       sd = d.child;
       continue;
     }
     new_cpu = find_idlest_group_cpu(group, p, cpu);
+    if (xp()) explain_->step(fmt::format("go to the idlest group: cpu{}", new_cpu));
     if (new_cpu == cpu) {
       sd = d.child;
       continue;
