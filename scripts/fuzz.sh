@@ -15,7 +15,10 @@
 #              FUZZ_SEED (libFuzzer's -seed; unset: a new random seed per run, to explore;
 #              scripts/ci-sanitize.sh sets 1, so that CI walks the same inputs each time and a
 #              finding there can be replayed), CXX (default clang++), FUZZ_OPT (compile flags, default "-O2 -g";
-#              scripts/ci-sanitize.sh shares the build with the sanitizer test run at "-O1 -g1").
+#              scripts/ci-sanitize.sh shares the build with the sanitizer test run at "-O1 -g1"),
+#              FUZZ_SANITIZERS ("address,undefined", the default, or "undefined": for long runs
+#              by hand in a BUILD_DIR of their own; replay the grown corpus with the default
+#              build afterwards, see fuzz/README.md).
 set -eu
 
 secs=${1:-60}
@@ -26,7 +29,8 @@ targets=${FUZZ_TARGETS:-rtapp machine capture scenario}
 
 cmake -S "$root" -B "$build" -DCMAKE_CXX_COMPILER="${CXX:-clang++}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${FUZZ_OPT:--O2 -g} -DNDEBUG" \
-  -DSCHEDTWIN_FUZZ=ON -DSCHEDTWIN_BENCH=OFF >/dev/null
+  -DSCHEDTWIN_FUZZ=ON -DSCHEDTWIN_FUZZ_SANITIZERS="${FUZZ_SANITIZERS:-address,undefined}" \
+  -DSCHEDTWIN_BENCH=OFF >/dev/null
 bin_targets=
 for t in $targets; do bin_targets="$bin_targets ${t}_fuzz"; done
 # shellcheck disable=SC2086
