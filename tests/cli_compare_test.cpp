@@ -231,8 +231,9 @@ TEST(CliCompare, LogsOnlyUnderLogdirPerConfigurationAndSeed) {
       EXPECT_EQ(files, 13) << dir;  // 8 cfs_thread + 5 idle_thread instances
       const std::string log = slurp(dir / "rt-app-cfs_thread-0.log");
       EXPECT_EQ(log.substr(0, 5), "#idx ");
-      EXPECT_GT(count_lines(log),
-                50);  // 0.5 s / 7.777 ms = 64 periods, minus those lost to latency
+      // 0.5 s / 7.777 ms = 64 periods; v5.3 loses up to a quarter of them to latency
+      // behind the SCHED_IDLE threads.
+      EXPECT_GT(count_lines(log), 40);
     }
   EXPECT_EQ(stray_files(d, {"L"}), std::vector<std::string>{});
   EXPECT_EQ(stray_files(d / "L", {"base", "with"}), std::vector<std::string>{});

@@ -15,7 +15,8 @@ using schedtwin::testutil::run_bin;
 const std::string kV54 =
     "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY "
     "WAKEUP_PREEMPTION TTWU_QUEUE NO_SIS_AVG_CPU SIS_PROP NO_SIS_UTIL WA_IDLE WA_WEIGHT WA_BIAS "
-    "UTIL_EST NO_ALT_PERIOD NO_BASE_SLICE NO_PLACE_LAG NO_PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY "
+    "UTIL_EST NO_UTIL_EST_FASTUP NO_ALT_PERIOD NO_BASE_SLICE NO_PLACE_LAG "
+    "NO_PLACE_DEADLINE_INITIAL NO_RUN_TO_PARITY "
     "SIS_SCHED_IDLE_FALLBACK "
     "NO_SCHED_IDLE_CONSISTENT NO_LATENCY_NICE_SIS SIS_CORE NO_SIS_ROTATE NO_SIS_SMT_FIRST "
     "NO_RUNNABLE_AVG_CLASSIFY NO_SIB_OVERLOAD_MASK NO_SIB_BALANCE NO_SIB_LAST_NONIDLE "
@@ -38,6 +39,8 @@ TEST(CliFeatures, ProfilesDifferWhereTheirReleasesDid) {
   const std::string v60 = run_bin("features --kernel v6.0").out;
   EXPECT_TRUE(has_word(v60, "NO_SIS_PROP") && has_word(v60, "SIS_UTIL")) << v60;
   EXPECT_TRUE(has_word(v60, "RUNNABLE_AVG_CLASSIFY") && has_word(v60, "SCHED_IDLE_CONSISTENT"));
+  // v5.5 added UTIL_EST_FASTUP.
+  EXPECT_TRUE(has_word(run_bin("features --kernel v5.6").out, "UTIL_EST_FASTUP"));
   // v5.13 added ALT_PERIOD and BASE_SLICE; v6.6's EEVDF removed them.
   const std::string v517 = run_bin("features --kernel v5.17").out;
   EXPECT_TRUE(has_word(v517, "ALT_PERIOD") && has_word(v517, "BASE_SLICE")) << v517;

@@ -26,8 +26,8 @@ TEST(CliFuzzRegress, CpuListRangeEndingAtIntMax) {
 }
 
 // scenario_fuzz (the seed fuzz/corpus/scenario/mixed-groups.json with "-m", "2"): an idle
-// period that ended before it began (on_idle_exit, src/kernel/core.cpp, passes
-// idle_wakeup_at - idle_entered < 0 to cpuidle_reflect) made get_typical_interval
+// period that ended before it began (on_idle_exit, src/kernel/core.cpp, passed a negative
+// idle duration to cpuidle_reflect) made get_typical_interval
 // (src/kernel/idle.cpp) square a difference of about 2^61 us: signed overflow, which UBSan
 // reports and which corrupts the menu governor's prediction in an ordinary build.
 TEST(CliFuzzRegress, ScenarioWithNegativeIdlePeriodRunsClean) {

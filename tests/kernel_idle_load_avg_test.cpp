@@ -1,7 +1,8 @@
 // Kernel details around going idle and a new task's signals, checked against the kernel's
 // own arithmetic: post_init_entity_util_avg's scaled weight (fair.c v5.7), menu's
 // typical interval (menu.c v5.4), newidle_balance's idle_stamp (fair.c v5.7), v5.15's
-// sleeper credit for idle entities (place_entity) and v6.0's wake list for an idle target.
+// sleeper credit for idle entities (place_entity), v6.0's wake list for an idle target and
+// util_est's sample at a sleep by version.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -113,6 +114,36 @@ TEST(MenuGovernor, TypicalIntervalNeedsThreeQuartersOfTheSamples) {
     EXPECT_TRUE(d_us == 1050 || d_us == 1150 || d_us == 5050) << d_us;
   }
   EXPECT_EQ(k.cpu_rq(0).idle_state, 2);
+}
+
+// menu_update (menu.c v5.4): the residency includes the exit; menu takes the state's exit
+// latency off, halves a residency under twice the latency, and caps it at the sleep length
+// predicted at select. The C1 really costs 100 us to leave; sleeps get 50 us of timer slack.
+//   seen exit 200 us, sleep 100 us: residency 150 + 100 = 250 <= 400, halved: 125
+//   seen exit 100 us, sleep 10 us: 160 <= 200, halved to 80, capped at the 60 us sleep
+//   seen exit 100 us, sleep 1 ms: 1150 - 100 = 1050
+//   seen exit 10 us, sleep 1 ms: 1150 - 10 = 1140, capped at the 1050 us sleep
+TEST(MenuGovernor, MeasuredResidencyLessExitLatencyCappedAtSleepLength) {
+  struct Case {
+    Time seen_exit, sleep, recorded;
+  };
+  for (const Case& c : {Case{us(200), us(100), us(125)}, Case{us(100), us(10), us(60)},
+                        Case{us(100), ms(1), us(1050)}, Case{us(10), ms(1), us(1050)}}) {
+    SCOPED_TRACE(c.sleep);
+    machine::Machine m = flat_machine(1, 1);
+    m.idle_states[0].exit_latency_ns = c.seen_exit;
+    m.idle_states[0].real_exit_ns = us(100);
+    m.idle_states[0].target_residency_ns = 0;
+    KernelImpl k(m, config());
+    SleepListBody p;
+    p.k = &k;
+    p.sleeps = {c.sleep, ms(100)};
+    k.create_task({.name = "p"}, &p, 0);
+    k.run_until(ms(50));
+    // [0] is the CPU's idle at boot, ended at once by the task's creation.
+    EXPECT_EQ(k.cpu_rq(0).idle_history_seen, 2);
+    EXPECT_EQ(k.cpu_rq(0).idle_history[1], c.recorded);
+  }
 }
 
 // idle_stamp is set by newidle_balance when the CPU goes idle through schedule(). A timer
@@ -252,4 +283,81 @@ TEST(TtwuQueue, RemoteWakeListOrderByVersion) {
     k.run_until(ms(30) + us(10));  // woken at 30 ms, the IPI lands at 30.005 ms
     EXPECT_EQ(k.cpu_rq(1).curr, std::string(profile) == "v5.7" ? waker.b : waker.a);
   }
+}
+
+// util_est's sample at a sleep (util_est_dequeue / util_est_update, fair.c), by version, from
+// ewma 100 and a task util_avg of 300. v5.4: enqueued = 300 | UTIL_AVG_UNCHANGED (bit 0) =
+// 301, ewma += (301 - 100) / 4 = 150 (integer: (400 + 201) >> 2). v5.7 adds UTIL_EST_FASTUP:
+// an increase sets ewma = enqueued. v5.17 keeps the flag in the top bit, out of the estimate.
+TEST(UtilEst, SampleAtSleepByVersion) {
+  struct Case {
+    const char* profile;
+    unsigned int enqueued, ewma, task_util_est;
+  };
+  for (const Case& c : {Case{"v5.4", 301, 150, 301}, Case{"v5.7", 301, 301, 301},
+                        Case{"v5.17", 300u | 0x80000000u, 300, 300}}) {
+    SCOPED_TRACE(c.profile);
+    KernelImpl k(flat_machine(1, 1), config(c.profile));
+    BusyBody b;
+    Task& p = k.task(k.create_task({.name = "t"}, &b, 0));
+    p.se.ue = {.enqueued = 0, .ewma = 100};
+    p.se.avg.util_avg = 300;
+    k.util_est_dequeue(k.cpu_rq(0).cfs, p, true);
+    EXPECT_EQ(p.se.ue.enqueued, c.enqueued);
+    EXPECT_EQ(p.se.ue.ewma, c.ewma);
+    EXPECT_EQ(k._task_util_est(p), c.task_util_est);
+    // Until PELT crosses a period boundary the flag stays and a second sleep samples nothing.
+    p.se.avg.util_avg = 600;
+    k.util_est_dequeue(k.cpu_rq(0).cfs, p, true);
+    EXPECT_EQ(p.se.ue.enqueued, c.enqueued);
+    EXPECT_EQ(p.se.ue.ewma, c.ewma);
+  }
+}
+
+// v5.13's b89997aa88f0: ewma 305 is within the 1 % margin of util 300, but the last enqueued
+// value (200) is not, so v5.17 writes enqueued = 300 (and the flag) and keeps ewma; v5.7
+// returns before writing anything.
+TEST(UtilEst, V513WritesAnEnqueuedValueThatMovedBeyondTheMargin) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    SCOPED_TRACE(profile);
+    KernelImpl k(flat_machine(1, 1), config(profile));
+    BusyBody b;
+    Task& p = k.task(k.create_task({.name = "t"}, &b, 0));
+    p.se.ue = {.enqueued = 200, .ewma = 305};
+    p.se.avg.util_avg = 300;
+    k.util_est_dequeue(k.cpu_rq(0).cfs, p, true);
+    const bool v517 = std::string(profile) == "v5.17";
+    EXPECT_EQ(p.se.ue.enqueued, v517 ? 300u | 0x80000000u : 200u);
+    EXPECT_EQ(p.se.ue.ewma, 305u);
+  }
+}
+
+// cfs_se_util_change: update_load_avg clears the flag when the task's PELT crosses a period
+// boundary (1024 us), as a running task's tick does. Without it the flag would stay set.
+TEST(UtilEst, PeltPeriodBoundaryClearsTheUnchangedFlag) {
+  KernelImpl k(flat_machine(1, 1), config("v5.7"));
+  BusyBody b;
+  Task& p = k.task(k.create_task({.name = "t"}, &b, 0));
+  k.run_until(ms(2));
+  p.se.ue = {.enqueued = 301, .ewma = 301};
+  k.run_until(ms(10));  // at least one 4 ms tick, whatever its phase
+  EXPECT_EQ(p.se.ue.enqueued, 300u);
+}
+
+// A task created at time 0 must be attached once and then aged like any other. The kernel's
+// PELT clock has run since boot by then; at PELT time 0 the task's last_update_time would be
+// 0 ("not attached"): enqueue would attach it a second time and a task that never sleeps
+// would keep its initial util_avg (512 on an empty CPU) for good. After 100 ms of running,
+// util_avg is 1024 - (1024 - 512) * y^~95 (y^32 = 1/2), about 970, and the CPU's util_avg
+// is the task's alone.
+TEST(PeltClock, ATaskCreatedAtTimeZeroIsAttachedOnceAndAged) {
+  KernelImpl k(flat_machine(1, 1), config("v5.7"));
+  BusyBody b;
+  Task& p = k.task(k.create_task({.name = "t"}, &b, 0));
+  k.run_until(ms(100));
+  k.update_load_avg(k.cpu_rq(0).cfs, p.se, 0);
+  EXPECT_GT(p.se.avg.util_avg, 950u);
+  EXPECT_LT(p.se.avg.util_avg, 990u);
+  EXPECT_NEAR(static_cast<double>(k.cpu_rq(0).cfs.avg.util_avg),
+              static_cast<double>(p.se.avg.util_avg), 2.0);
 }

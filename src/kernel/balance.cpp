@@ -70,14 +70,14 @@ void KernelImpl::update_blocked_averages(int cpu) {
     if (!cfs.nr_running && !cfs.avg.load_sum && !cfs.avg.util_sum && !cfs.avg.runnable_sum &&
         !cfs.propagate && !cfs.removed.nr && !cfs.tg_load_avg_contrib)
       continue;
-    if (update_cfs_rq_load_avg(now_, cfs)) update_tg_load_avg(cfs);
+    if (update_cfs_rq_load_avg(clock_pelt(), cfs)) update_tg_load_avg(cfs);
     // skip_blocked_update
     if (gc.se.avg.load_avg || gc.se.avg.util_avg || cfs.propagate)
       update_load_avg(*gc.se.cfs, gc.se, 0);
     // cfs_rq_has_blocked: load_avg and util_avg only, runnable_avg is not looked at.
     others_have_blocked |= cfs.avg.load_avg || cfs.avg.util_avg;
   }
-  update_cfs_rq_load_avg(now_, rq.cfs);
+  update_cfs_rq_load_avg(clock_pelt(), rq.cfs);
   rq.has_blocked_load = others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg;
 }
 
@@ -990,12 +990,13 @@ void KernelImpl::nohz_balance_enter_idle(int cpu) {
   Rq& rq = cpu_rq(cpu);
   if (!m_.build.nohz_idle) return;
   rq.has_blocked_load = true;
+  if (!rq.nohz_tick_stopped) {
+    if (rq.sd.empty()) return;  // on_null_domain: nohz.has_blocked is left alone too
+    rq.nohz_tick_stopped = true;
+    nohz_.nr_cpus++;
+    llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus--;  // set_cpu_sd_state_idle
+  }
   nohz_.has_blocked = true;
-  if (rq.nohz_tick_stopped) return;
-  if (rq.sd.empty()) return;  // on_null_domain
-  rq.nohz_tick_stopped = true;
-  nohz_.nr_cpus++;
-  llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus--;  // set_cpu_sd_state_idle
 }
 
 // nohz_balance_exit_idle: the first busy tick of a CPU that was tickless.

@@ -168,15 +168,19 @@ void KernelImpl::check_invariants() {
     fail(fmt::format("{} tasks are runnable or running but {} are queued", runnable, queued_total));
 
   // Wasted cores (Lozi et al., EuroSys 2016): an idle CPU while a task that may run on it
-  // waits in its LLC. Counted when it lasts longer than kWastedThreshold.
+  // waits in its LLC. Counted when it lasts longer than kWastedThreshold. Only CPUs with a
+  // waiting task are looked at, so the check stays O(CPUs) while nothing waits.
+  check_waiting_cpus_.clear();
+  for (int o = 0; o < nr_cpus(); ++o)
+    if (rq_[static_cast<size_t>(o)].cfs.h_nr_running >= 2) check_waiting_cpus_.push_back(o);
   for (int c = 0; c < nr_cpus(); ++c) {
     Rq& rq = cpu_rq(c);
     bool wasted = false;
     if (idle_cpu(c)) {
-      for (int o = 0; o < nr_cpus() && !wasted; ++o) {
+      for (const int o : check_waiting_cpus_) {
+        if (wasted) break;
         if (o == c || !cpus_share_cache(o, c)) continue;
         const Rq& orq = rq_[static_cast<size_t>(o)];
-        if (orq.cfs.h_nr_running < 2) continue;
         for (const sched_entity& se : orq.cfs_tasks)
           if (se.task != orq.curr &&
               tasks_[static_cast<size_t>(se.task)].allowed[static_cast<size_t>(c)]) {

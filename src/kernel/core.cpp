@@ -449,7 +449,6 @@ void KernelImpl::kick_cpu(int cpu) {
 void KernelImpl::start_idle_exit(int cpu, Time delay) {
   Rq& rq = cpu_rq(cpu);
   rq.mode = CpuMode::ExitingIdle;
-  rq.idle_wakeup_at = now_ + delay;
   Time exit_cost = 0;
   if (rq.idle_state >= 0) {
     const machine::IdleState& s = m_.idle_states[static_cast<size_t>(rq.idle_state)];
@@ -516,7 +515,7 @@ void KernelImpl::handle_timer_irq(int cpu, TaskId t) {
 
 void KernelImpl::on_idle_exit(int cpu) {
   Rq& rq = cpu_rq(cpu);
-  cpuidle_reflect(cpu, rq.idle_wakeup_at - rq.idle_entered);
+  cpuidle_reflect(cpu, now_ - rq.idle_entered);
   rq.mode = CpuMode::Busy;  // in the kernel, not yet running a task
   rq.idle_state = -1;
   rq.seg_start = now_;

@@ -739,15 +739,17 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   } else {
     if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
     find_matching_se(se, pse);
-    update_curr(*se->cfs);
     const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
     if (cse_is_idle && !pse_is_idle) {
       preempt = true;
     } else if (cse_is_idle != pse_is_idle) {
       return;  // an idle entity never preempts a non-idle one (v5.15)
-    } else if (wakeup_preempt_entity(*se, *pse) == 1) {
-      if (!next_buddy_marked) set_next_buddy(pse);
-      preempt = true;
+    } else {
+      update_curr(*se->cfs);  // v5.15: only once the idle rules have not decided
+      if (wakeup_preempt_entity(*se, *pse) == 1) {
+        if (!next_buddy_marked) set_next_buddy(pse);
+        preempt = true;
+      }
     }
   }
   if (!preempt) return;

@@ -119,6 +119,7 @@ Profile make_profile(std::string_view name, std::string_view what) {
                     Feature::UTIL_EST, Feature::SIS_CORE})
     f.set(x);
   if (p.version >= 504) f.set(Feature::SIS_SCHED_IDLE_FALLBACK);  // 3c29e651e16d, v5.4
+  if (p.version >= 505) f.set(Feature::UTIL_EST_FASTUP);          // b8c96361402a, v5.5
   if (p.version >= 506) f.set(Feature::SCHED_IDLE_CONSISTENT);    // 17346452b25b, 323af6deaf70
   if (p.version >= 507) f.set(Feature::RUNNABLE_AVG_CLASSIFY);    // 070f5e860ee2, v5.7
   if (p.version >= 513 && p.version < 606) {  // 0c2de3f054a5, v5.13 (gone with EEVDF)

@@ -8,21 +8,22 @@
 
 namespace schedtwin::kernel {
 
-#define SCHEDTWIN_FEATURES(X)                                                                    \
-  /* mainline kernel/sched/features.h */                                                         \
-  X(GENTLE_FAIR_SLEEPERS)                                                                        \
-  X(START_DEBIT)                                                                                 \
-  X(NEXT_BUDDY)                                                                                  \
-  X(LAST_BUDDY) X(CACHE_HOT_BUDDY) X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) \
-      X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST) X(ALT_PERIOD)                   \
-          X(BASE_SLICE) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                  \
-      X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                     \
-          X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */    \
-      X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT) /* series 2: latency-nice RFC */       \
-      X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE)                                              \
-          X(SIS_SMT_FIRST)     /* series 3: runnable_avg group classification (v5.7) */          \
-      X(RUNNABLE_AVG_CLASSIFY) /* series 4: sched-idle balancing RFC */                          \
-      X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)                  \
+#define SCHEDTWIN_FEATURES(X)                                                                  \
+  /* mainline kernel/sched/features.h */                                                       \
+  X(GENTLE_FAIR_SLEEPERS)                                                                      \
+  X(START_DEBIT)                                                                               \
+  X(NEXT_BUDDY)                                                                                \
+  X(LAST_BUDDY)                                                                                \
+  X(CACHE_HOT_BUDDY) X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) \
+      X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST) X(UTIL_EST_FASTUP) X(ALT_PERIOD)          \
+          X(BASE_SLICE) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                \
+      X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                   \
+          X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */  \
+      X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT) /* series 2: latency-nice RFC */     \
+      X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE)                                            \
+          X(SIS_SMT_FIRST)     /* series 3: runnable_avg group classification (v5.7) */        \
+      X(RUNNABLE_AVG_CLASSIFY) /* series 4: sched-idle balancing RFC */                        \
+      X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)                \
           X(SIB_IDLE_TASK_SPREAD)
 
 enum class Feature : int {

@@ -67,6 +67,7 @@ int KernelImpl::cpuidle_select(int cpu) {
   Time next_timer = kTimeNever;
   for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
   Time sleep_length = next_timer == kTimeNever ? kTimeNever : std::max<Time>(0, next_timer - now_);
+  rq.menu_next_timer = sleep_length;
   Time predicted =
       std::min(sleep_length, get_typical_interval(rq.idle_history, rq.idle_history_seen));
   int idx = 0;
@@ -78,13 +79,24 @@ int KernelImpl::cpuidle_select(int cpu) {
   return idx;
 }
 
-// menu_reflect/menu_update: remember the measured idle period.
-void KernelImpl::cpuidle_reflect(int cpu, Time idle_duration) {
+// menu_reflect/menu_update (menu.c v5.4): remember the measured idle period. The residency
+// runs from entering the state to leaving it, exit included; menu takes the state's exit
+// latency off (or halves a residency under twice the latency: the state was likely never
+// reached) and caps the result at the sleep length it predicted with. Left out: the tick
+// wakeup and polling-limit cases (no tick in idle here, no polling time limit).
+void KernelImpl::cpuidle_reflect(int cpu, Time residency) {
   Rq& rq = cpu_rq(cpu);
   // A wakeup that arrived while the CPU was still entering idle ends the period before it
   // began: the kernel measures such a period as 0 (found by fuzz/scenario_fuzz).
-  idle_duration = std::max<Time>(idle_duration, 0);
-  rq.idle_history[static_cast<size_t>(rq.idle_history_pos)] = idle_duration;
+  Time measured = std::max<Time>(residency, 0);
+  const Time exit_latency =
+      rq.idle_state >= 0 ? m_.idle_states[static_cast<size_t>(rq.idle_state)].exit_latency_ns : 0;
+  if (measured > 2 * exit_latency)
+    measured -= exit_latency;
+  else
+    measured /= 2;
+  measured = std::min(measured, rq.menu_next_timer);
+  rq.idle_history[static_cast<size_t>(rq.idle_history_pos)] = measured;
   if (rq.idle_history_seen < static_cast<int>(INTERVALS)) ++rq.idle_history_seen;
   rq.idle_history_pos = (rq.idle_history_pos + 1) % INTERVALS;
 }

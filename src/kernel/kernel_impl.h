@@ -150,6 +150,12 @@ class KernelImpl {
   engine::EventQueue q_;
   engine::Rng rng_;
   Time now_ = 0;
+  // rq_clock_pelt: by the time a workload starts the kernel's clock has run since boot, so no
+  // task is created at PELT time 0, which would read as "not attached" (last_update_time 0)
+  // and skip the task's PELT updates until its first sleep. 2^30 ns, a whole number of PELT
+  // microseconds, keeps the 1024-ns steps where they would be from 0.
+  static constexpr std::uint64_t kPeltClockAtStart = std::uint64_t{1} << 30;
+  std::uint64_t clock_pelt() const { return static_cast<std::uint64_t>(now_) + kPeltClockAtStart; }
   std::uint64_t events_ = 0;
   std::uint64_t switches_ = 0;
   std::vector<Rq> rq_;
@@ -184,6 +190,7 @@ class KernelImpl {
   bool check_ = false;
   CheckStats check_stats_;
   std::vector<int> check_running_;
+  std::vector<int> check_waiting_cpus_;  // CPUs with a task waiting, rebuilt per check
   static constexpr Time kWastedThreshold = 10 * kNsPerMs;
   // Task groups x CPUs: each is a cfs_rq and a group entity (about 0.5 KiB).
   static constexpr size_t kMaxGroupCpus = size_t{1} << 19;
@@ -328,7 +335,7 @@ class KernelImpl {
 
   // ---- load_avg.cpp ----
   void update_load_avg(cfs_rq& cfs, sched_entity& se, int flags);
-  bool update_cfs_rq_load_avg(Time now, cfs_rq& cfs);
+  bool update_cfs_rq_load_avg(std::uint64_t now, cfs_rq& cfs);
   void attach_entity_load_avg(cfs_rq& cfs, sched_entity& se);
   void detach_entity_load_avg(cfs_rq& cfs, sched_entity& se);
   void remove_entity_load_avg(sched_entity& se, cfs_rq& cfs);
@@ -346,6 +353,8 @@ class KernelImpl {
   void util_est_enqueue(cfs_rq& cfs, Task& p);
   void util_est_dequeue(cfs_rq& cfs, Task& p, bool task_sleep);
   unsigned long task_util(const Task& p) const { return p.se.avg.util_avg; }
+  unsigned int util_avg_unchanged() const;
+  void cfs_se_util_change(sched_entity& se);
   unsigned long _task_util_est(const Task& p) const;
   unsigned long task_util_est(const Task& p) const;
   unsigned long cpu_load(int cpu) const { return rq_[cpu].cfs.avg.load_avg; }

@@ -28,7 +28,7 @@ void add_tg_cfs_propagate(cfs_rq& cfs, long runnable_sum) {
 }  // namespace
 
 // update_cfs_rq_load_avg (fair.c v5.7): fold in removed averages, then age the cfs_rq.
-bool KernelImpl::update_cfs_rq_load_avg(Time now, cfs_rq& cfs) {
+bool KernelImpl::update_cfs_rq_load_avg(std::uint64_t now, cfs_rq& cfs) {
   bool decayed = false;
   sched_avg& sa = cfs.avg;
   if (cfs.removed.nr) {
@@ -42,24 +42,26 @@ bool KernelImpl::update_cfs_rq_load_avg(Time now, cfs_rq& cfs) {
     r = cfs.removed.runnable_avg;
     sub_positive(sa.runnable_avg, r);
     sub_positive(sa.runnable_sum, static_cast<std::uint64_t>(r) * divider);
+    // -(long)(removed_runnable * divider) >> SCHED_CAPACITY_SHIFT: the shift of the negated
+    // value rounds toward minus infinity.
     if (cfs.tg)
       add_tg_cfs_propagate(
-          cfs, -static_cast<long>(static_cast<std::uint64_t>(r) * divider >> PELT_CAPACITY_SHIFT));
+          cfs, -static_cast<long>(static_cast<std::uint64_t>(r) * divider) >> PELT_CAPACITY_SHIFT);
     cfs.removed = {};
     decayed = true;
   }
-  decayed |= update_pelt(static_cast<std::uint64_t>(now), sa, 1, cfs.load.weight, cfs.h_nr_running,
-                         cfs.curr != nullptr);
+  decayed |= update_pelt(now, sa, 1, cfs.load.weight, cfs.h_nr_running, cfs.curr != nullptr);
   return decayed;
 }
 
 // update_load_avg (fair.c v5.15). A group entity's runnable input is its cfs_rq's
 // h_nr_running (se_runnable).
 void KernelImpl::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags) {
-  if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
-    update_pelt(static_cast<std::uint64_t>(now_), se.avg, se.load.weight, se.on_rq ? 1 : 0,
-                se.my_q ? se.runnable_weight : (se.on_rq ? 1 : 0), cfs.curr == &se);
-  bool decayed = update_cfs_rq_load_avg(now_, cfs);
+  if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD) &&
+      update_pelt(clock_pelt(), se.avg, se.load.weight, se.on_rq ? 1 : 0,
+                  se.my_q ? se.runnable_weight : (se.on_rq ? 1 : 0), cfs.curr == &se))
+    cfs_se_util_change(se);
+  bool decayed = update_cfs_rq_load_avg(clock_pelt(), cfs);
   decayed |= propagate_entity_load_avg(se);
   if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
     attach_entity_load_avg(cfs, se);
@@ -270,9 +272,23 @@ void KernelImpl::post_init_entity_util_avg(Task& p) {
   propagate_entity_cfs_rq(p.se);
 }
 
-// _task_util_est / task_util_est (fair.c v5.7).
+// UTIL_AVG_UNCHANGED, util_est's "PELT has not moved since the last sample" flag kept in
+// util_est.enqueued: bit 0 up to v5.12, where _task_util_est lets it show (every estimate is
+// odd); 68d7a190682a (v5.13) moved it to the top bit and masks it out.
+unsigned int KernelImpl::util_avg_unchanged() const {
+  return prof_.version >= 513 ? 0x80000000u : 1u;
+}
+
+// cfs_se_util_change (pelt.h v5.7): PELT crossed a period boundary, the next sleep samples.
+void KernelImpl::cfs_se_util_change(sched_entity& se) {
+  if (feat(Feature::UTIL_EST)) se.ue.enqueued &= ~util_avg_unchanged();
+}
+
+// _task_util_est / task_util_est (fair.c v5.7; v5.13's masking).
 unsigned long KernelImpl::_task_util_est(const Task& p) const {
-  return std::max(p.se.ue.ewma, p.se.ue.enqueued);
+  const util_est ue = p.se.ue;
+  if (prof_.version >= 513) return std::max(ue.ewma, ue.enqueued & ~util_avg_unchanged());
+  return std::max(ue.ewma, ue.enqueued) | util_avg_unchanged();
 }
 unsigned long KernelImpl::task_util_est(const Task& p) const {
   return std::max(task_util(p), _task_util_est(p));
@@ -283,21 +299,41 @@ void KernelImpl::util_est_enqueue(cfs_rq& cfs, Task& p) {
   cfs.util_est_enqueued += static_cast<unsigned int>(_task_util_est(p));
 }
 
-// util_est_dequeue (fair.c v5.7, UTIL_EST_FASTUP off as in v5.7's features.h).
+// util_est_dequeue (fair.c v5.7) with its sample taken as util_est_update does from v5.12
+// (same order of events for the model). UTIL_EST_FASTUP (v5.5+) follows increases at once;
+// v5.13's b89997aa88f0 also writes a sample whose ewma is within the margin but whose
+// enqueued value moved by more.
 void KernelImpl::util_est_dequeue(cfs_rq& cfs, Task& p, bool task_sleep) {
   sub_positive(cfs.util_est_enqueued, static_cast<unsigned int>(_task_util_est(p)));
   if (!task_sleep) return;
+  const unsigned int unchanged = util_avg_unchanged();
   util_est ue = p.se.ue;
-  if (ue.enqueued & 1u) return;  // UTIL_AVG_UNCHANGED flag not modelled: bit 0 is always clear
+  if (ue.enqueued & unchanged) return;  // PELT has not moved since the last sample
+  const bool v513 = prof_.version >= 513;
+  const int last_enqueued = static_cast<int>(ue.enqueued);
   ue.enqueued = static_cast<unsigned int>(task_util(p));
-  int last_ewma_diff = static_cast<int>(ue.enqueued) - static_cast<int>(ue.ewma);
-  if (std::abs(last_ewma_diff) < 1024 / 100) return;  // UTIL_EST_MARGIN
+  if (!v513) ue.enqueued |= unchanged;
+  auto done = [&] {
+    if (v513) ue.enqueued |= unchanged;
+    p.se.ue = ue;
+  };
+  if (feat(Feature::UTIL_EST_FASTUP) && ue.ewma < ue.enqueued) {
+    ue.ewma = ue.enqueued;
+    return done();
+  }
+  // within_margin(x, UTIL_EST_MARGIN): |x| < SCHED_CAPACITY_SCALE / 100
+  auto within_margin = [](int x) { return std::abs(x) < SCHED_CAPACITY_SCALE / 100; };
+  const int last_ewma_diff = static_cast<int>(ue.enqueued) - static_cast<int>(ue.ewma);
+  if (within_margin(last_ewma_diff)) {
+    if (v513 && !within_margin(last_enqueued - static_cast<int>(ue.enqueued))) return done();
+    return;
+  }
   if (task_util(p) > capacity_orig_of(p.cpu)) return;
   // ewma = w * task_util + (1 - w) * ewma, w = 1/4
   int ewma = static_cast<int>(ue.ewma) << 2;
   ewma += last_ewma_diff;
   ue.ewma = static_cast<unsigned int>(ewma >> 2);
-  p.se.ue = ue;
+  done();
 }
 
 // cpu_util (fair.c v5.7): max of util_avg and util_est, capped at capacity_orig.

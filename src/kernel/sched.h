@@ -23,7 +23,7 @@ namespace schedtwin::kernel {
 
 namespace bi = boost::intrusive;
 
-inline constexpr int SCHED_FIXEDPOINT_SHIFT = 10;  // scale_load on 64-bit kernels
+inline constexpr int SCHED_FIXEDPOINT_SHIFT = 10;   // scale_load on 64-bit kernels
 inline constexpr unsigned long NICE_0_LOAD = 1024;  // user-visible weights (scale_load_down)
 inline constexpr unsigned long WEIGHT_IDLEPRIO = 3;
 inline constexpr std::uint32_t WMULT_IDLEPRIO = 1431655765;
@@ -35,7 +35,8 @@ struct load_weight {
   std::uint32_t inv_weight = 0;
 };
 
-// util_est (kernel/sched/fair.c, v5.7): per task {enqueued, ewma}.
+// util_est (kernel/sched/fair.c, v5.7): per task {enqueued, ewma}; enqueued also carries the
+// UTIL_AVG_UNCHANGED flag (load_avg.cpp).
 struct util_est {
   unsigned int enqueued = 0;
   unsigned int ewma = 0;
@@ -257,8 +258,8 @@ struct alignas(64) Rq {
   // Idle
   int idle_state = -1;  // cpuidle state entered, -1 if none
   Time idle_entered = 0;
-  Time idle_wakeup_at = 0;  // when the event that ends the idle period arrived
-  Time idle_stamp = 0;      // rq->idle_stamp (0 = not idle)
+  Time menu_next_timer = 0;  // menu's next_timer_us at select: the sleep length, ns
+  Time idle_stamp = 0;       // rq->idle_stamp (0 = not idle)
   Time avg_idle = 0;
   Time max_idle_balance_cost = 0;
   std::array<Time, 8> idle_history{};  // the last 8 idle durations (menu's intervals[])
