@@ -1,8 +1,9 @@
-// Kernel details around going idle and a new task's signals, checked against the kernel's
-// own arithmetic: post_init_entity_util_avg's scaled weight (fair.c v5.7), menu's
-// typical interval (menu.c v5.4), newidle_balance's idle_stamp (fair.c v5.7), v5.15's
-// sleeper credit for idle entities (place_entity), v6.0's wake list for an idle target and
-// util_est's sample at a sleep by version.
+// Kernel details, each checked against the kernel's own arithmetic or decision:
+// post_init_entity_util_avg's scaled weight (fair.c v5.7); the PELT clock of a task created
+// at time 0; menu's typical interval and measured residency (menu.c v5.4); newidle_balance's
+// idle_stamp and update_avg's rounding of avg_idle; v5.15's sleeper credit for idle entities
+// (place_entity); the remote wake list by version; util_est's sample at a sleep by version;
+// yield's skip buddy for a SCHED_IDLE task.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -360,4 +361,52 @@ TEST(PeltClock, ATaskCreatedAtTimeZeroIsAttachedOnceAndAged) {
   EXPECT_LT(p.se.avg.util_avg, 990u);
   EXPECT_NEAR(static_cast<double>(k.cpu_rq(0).cfs.avg.util_avg),
               static_cast<double>(p.se.avg.util_avg), 2.0);
+}
+
+// update_avg (core.c v5.4) moves avg_idle by (sample - avg) >> 3, an arithmetic shift that
+// rounds toward minus infinity. From the boot value 2 * migration_cost = 1 000 000 ns, an
+// idle of 150 001 ns (a 100 001 ns sleep plus 50 us of timer slack, from newidle_balance's
+// stamp to the wakeup) gives 1 000 000 + (-849 999 >> 3) = 1 000 000 - 106 250 = 893 750;
+// a division would give 893 751.
+TEST(AvgIdle, UpdateRoundsDownAsAnArithmeticShift) {
+  KernelImpl k(flat_machine(1, 1), config());
+  ASSERT_EQ(k.cpu_rq(0).avg_idle, 1'000'000);
+  SleepListBody p;
+  p.k = &k;
+  p.sleeps = {100'001, ms(100)};
+  k.create_task({.name = "p"}, &p, 0);
+  k.run_until(us(170));
+  EXPECT_EQ(k.cpu_rq(0).avg_idle, 893'750);
+}
+
+// yield_task_fair's set_skip_buddy, unlike the next and last buddies, is set for a SCHED_IDLE
+// task too (fair.c v5.4). Two SCHED_IDLE tasks (weight 3) on one CPU, placed at fork with
+// START_DEBIT at min_vruntime + their vslice: b, forked first onto an empty queue, at 6 ms *
+// 1024 / 3 = 2048 ms; a, forked second, at 3 ms * 1024 / 3 = 1024 ms, so a runs first. After
+// 2.5 ms (853 ms of vruntime, 1877 ms) a yields: it is still the leftmost, but b is within
+// the wakeup granularity (1 ms * 1024 / 3 = 341 ms) of it, so pick_next_entity takes b at
+// once. Without the skip buddy a would run on.
+TEST(YieldSkipBuddy, SchedIdleTaskYieldsToTheNextIdleTask) {
+  KernelImpl k(flat_machine(1, 1), config());
+  struct YieldOnce : TaskBody {
+    int steps = 0;
+    Step next(TaskId, Time) override {
+      ++steps;
+      if (steps == 1) return Step::run(us(2500));
+      if (steps == 2) return Step::yield();
+      return Step::run(ms(100));
+    }
+  } a;
+  struct FirstRun : TaskBody {
+    Time first = -1;
+    Step next(TaskId, Time now) override {
+      if (first < 0) first = now;
+      return Step::run(ms(100));
+    }
+  } b;
+  k.create_task({.name = "b", .policy = Policy::Idle}, &b, 0);
+  k.create_task({.name = "a", .policy = Policy::Idle}, &a, 0);
+  k.run_until(ms(3));
+  EXPECT_GE(b.first, us(2500));
+  EXPECT_LT(b.first, us(2600));
 }
