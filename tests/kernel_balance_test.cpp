@@ -398,3 +398,37 @@ TEST(Balance, AnIdleRqIsTheBusiestQueueOnlyBeforeV512) {
         << profile;
   }
 }
+
+// v5.16's CLS level (778c558f49a2): two 4-CPU clusters sharing one 8-CPU LLC (as on
+// Kunpeng 920 or Jacobsville) get a CLS domain of the cluster under MC, whose groups become
+// the clusters; v5.7 has MC alone with one group per CPU. A cluster that holds its whole LLC
+// (hikey) makes no CLS level (cpu_clustergroup_mask, v5.19).
+TEST(SchedDomains, ClsLevelForClustersInsideTheLlcFromV516) {
+  machine::Machine m = flat_machine(1, 8);
+  for (machine::Cpu& c : m.cpus) c.cluster = c.id / 4;
+  Config c517;
+  c517.profile = make_profile("v5.17");
+  KernelImpl k(m, c517);
+  const Rq& rq = k.cpu_rq(5);
+  ASSERT_EQ(rq.sd.size(), 2u);
+  const DomainLevel& cls = k.levels_[static_cast<size_t>(rq.sd[0].level_id)];
+  const DomainLevel& mc = k.levels_[static_cast<size_t>(rq.sd[1].level_id)];
+  EXPECT_EQ(cls.name, "CLS");
+  EXPECT_EQ(cls.span, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(cls.imbalance_pct, 117);
+  EXPECT_EQ(rq.sd[0].groups.size(), 4u);
+  EXPECT_EQ(mc.name, "MC");
+  ASSERT_EQ(rq.sd[1].groups.size(), 2u);
+  EXPECT_EQ(k.groups_[static_cast<size_t>(rq.sd[1].groups[0])].cpus,
+            (std::vector<int>{4, 5, 6, 7}));
+  Config c57;
+  c57.profile = make_profile("v5.7");
+  KernelImpl old(m, c57);
+  ASSERT_EQ(old.cpu_rq(5).sd.size(), 1u);
+  EXPECT_EQ(old.levels_[static_cast<size_t>(old.cpu_rq(5).sd[0].level_id)].name, "MC");
+  EXPECT_EQ(old.cpu_rq(5).sd[0].groups.size(), 8u);
+  KernelImpl whole(flat_machine(2, 4), c517);  // clusters equal to the LLCs
+  for (int cpu = 0; cpu < 8; ++cpu)
+    for (const SchedDomain& sd : whole.cpu_rq(cpu).sd)
+      EXPECT_NE(whole.levels_[static_cast<size_t>(sd.level_id)].name, "CLS");
+}

@@ -1,9 +1,9 @@
 // Sched domains and groups built from the machine (kernel/sched/topology.c,
-// v5.4–v5.7; fair-class.md §5.1): SMT, MC (the LLC), DIE (the NUMA node's CPUs)
-// and one NUMA level per distinct node distance, with sd_init's parameters.
-// A level whose span equals its child's is dropped, as sd_parent_degenerate does.
-// Left out: the CLS level (v5.16+), asymmetric-capacity and asym-packing flags,
-// overlapping NUMA groups beyond "one group per child span".
+// v5.4–v5.7; fair-class.md §5.1): SMT, CLS (v5.16+, the cluster), MC (the LLC), DIE (the
+// NUMA node's CPUs) and one NUMA level per distinct node distance, with sd_init's
+// parameters. A level whose span equals its child's is dropped, as sd_parent_degenerate does.
+// Left out: asymmetric-capacity and asym-packing flags, overlapping NUMA groups beyond "one
+// group per child span", v6.8's SD_CLUSTER (cluster-first wakeup scans).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -30,6 +30,9 @@ void KernelImpl::build_sched_domains() {
   std::vector<LevelSpec> specs;
   if (m_.smt_width() > 1)
     specs.push_back({"SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, false, 0});
+  // 778c558f49a2 (v5.16): CONFIG_SCHED_CLUSTER's level, cpu_cluster_flags() =
+  // SD_SHARE_PKG_RESOURCES, so sd_llc stays the MC level.
+  if (prof_.version >= 516) specs.push_back({"CLS", SD_SHARE_PKG_RESOURCES, false, 0});
   specs.push_back({"MC", SD_SHARE_PKG_RESOURCES, false, 0});
   specs.push_back({"DIE", 0, false, 0});
   std::set<int> distances;
@@ -38,13 +41,23 @@ void KernelImpl::build_sched_domains() {
       if (d > 10) distances.insert(d);
   for (int d : distances) specs.push_back({"NUMA", SD_NUMA, true, d});
 
+  // cpu_clustergroup_mask (drivers/base/arch_topology.c, bfcc4397435d, v5.19): a cluster
+  // that holds the whole LLC yields the SMT siblings instead, so the level degenerates.
+  auto cluster_holds_llc = [&](const machine::Cpu& c) {
+    for (const machine::Cpu& o : m_.cpus)
+      if (o.llc == c.llc && o.cluster != c.cluster) return false;
+    return true;
+  };
   auto span_of = [&](const LevelSpec& s, int cpu) {
     std::vector<int> span;
     const machine::Cpu& c = m_.cpus[cpu];
+    const bool cls_is_smt = s.name == "CLS" && cluster_holds_llc(c);
     for (const machine::Cpu& o : m_.cpus) {
       bool in = false;
-      if (s.name == "SMT")
+      if (s.name == "SMT" || cls_is_smt)
         in = o.core == c.core;
+      else if (s.name == "CLS")
+        in = o.cluster == c.cluster;
       else if (s.name == "MC")
         in = o.llc == c.llc;
       else if (s.name == "DIE")
