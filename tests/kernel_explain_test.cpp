@@ -35,6 +35,20 @@ std::string run(const char* profile, Explain::Format f, std::uint64_t limit = 10
   return out.str();
 }
 
+// A v5.7 kernel on m whose text explain log is kept in `out` (attached by the test).
+struct ExplainedKernel {
+  ExplainedKernel(const machine::Machine& m, std::uint64_t limit)
+      : k(m, config()), x(out, Explain::Format::Text, limit) {}
+  static Config config() {
+    Config c;
+    c.profile = make_profile("v5.7");
+    return c;
+  }
+  Kernel k;
+  std::ostringstream out;
+  Explain x;
+};
+
 }  // namespace
 
 // The sched-idle fallback scenario: the wakee's target runs only a SCHED_IDLE hog.
@@ -162,19 +176,16 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
 // fully busy with two tasks against an empty one sends the third task over, and the record
 // gives both groups' statistics and the move.
 TEST(Explain, ForkRecordsWalkFindIdlestCpuWithGroupStatistics) {
-  Config c;
-  c.profile = make_profile("v5.7");
-  Kernel k(flat_machine(2, 2), c);
-  std::ostringstream out;
-  Explain x(out, Explain::Format::Text, 1000);
-  k.set_explain(&x);
+  ExplainedKernel e(flat_machine(2, 2), 1000);
+  Kernel& k = e.k;
+  k.set_explain(&e.x);
   BusyBody a, b, d;
   k.create_task({.name = "a", .cpus = {0}}, &a, 0);
   k.create_task({.name = "b", .cpus = {1}}, &b, 0);
   k.run_until(ms(50));
   TaskId t = k.create_task({.name = "d"}, &d, 0);
   EXPECT_GE(k.task_cpu(t), 2);
-  const std::string s = out.str();
+  const std::string s = e.out.str();
   const auto at = s.find("fork d[3]");
   ASSERT_NE(at, std::string::npos) << s;
   const std::string rec = s.substr(at, s.find('\n', at) - at);
@@ -182,4 +193,32 @@ TEST(Explain, ForkRecordsWalkFindIdlestCpuWithGroupStatistics) {
   EXPECT_NE(rec.find("local 0-1: fully_busy nr_running=2 idle_cpus=0"), std::string::npos) << rec;
   EXPECT_NE(rec.find("idlest 2-3: has_spare nr_running=0 idle_cpus=2"), std::string::npos) << rec;
   EXPECT_NE(rec.find("go to the idlest group: cpu"), std::string::npos) << rec;
+}
+
+// detach_tasks skips a task whose utilisation does not fit the imbalance, and the balance
+// record says so. CPU 0 runs two hogs (util_avg about 512 each, never sampled by util_est as
+// they never sleep); CPU 1 a task busy 7 ms of every 10 (util_avg about 700): CPU 1's group
+// has spare capacity against an overloaded one, so calculate_imbalance asks to fill it,
+// migrate_util with an imbalance of 1024 - 700, about 320, below a hog's 512.
+TEST(Explain, DetachTasksSaysWhyATaskDidNotFitTheImbalance) {
+  ExplainedKernel e(flat_machine(1, 2), 100000);
+  Kernel& k = e.k;
+  BusyBody h[2];
+  const TaskId a = k.create_task({.name = "hog", .cpus = {0}}, &h[0], 0);
+  const TaskId b = k.create_task({.name = "hog", .cpus = {0}}, &h[1], 0);
+  PeriodicBody p;
+  p.k = &k;
+  p.work = ms(7);
+  p.period = ms(10);
+  k.create_task({.name = "p", .cpus = {1}}, &p, 1);
+  k.run_until(ms(300));
+  k.set_explain(&e.x);
+  for (TaskId t : {a, b}) k.set_affinity(t, {});
+  k.run_until(ms(400));
+  const std::string s = e.out.str();
+  const auto at = s.find("imbalance migrate_util");
+  ASSERT_NE(at, std::string::npos) << s.substr(0, 4000);
+  const std::string rec = s.substr(at, s.find('\n', at) - at);
+  EXPECT_NE(rec.find("util_est"), std::string::npos) << rec;
+  EXPECT_NE(rec.find("above the imbalance"), std::string::npos) << rec;
 }

@@ -555,25 +555,38 @@ int KernelImpl::detach_tasks(lb_env& env) {
         case migrate_load: {
           long load = std::max<long>(static_cast<long>(task_h_load(p)), 1);
           if (load / 2 > env.imbalance &&
-              sd.nr_balance_failed <= static_cast<unsigned>(lvl.cache_nice_tries))
+              sd.nr_balance_failed <= static_cast<unsigned>(lvl.cache_nice_tries)) {
             take = false;
-          else
+            if (xp())
+              explain_->step(
+                  fmt::format("{}: load {} (task_h_load), half of it above the imbalance {} "
+                              "(nr_balance_failed {} <= cache_nice_tries {})",
+                              task_label(p.se.task), load, env.imbalance, sd.nr_balance_failed,
+                              lvl.cache_nice_tries));
+          } else {
             env.imbalance -= load;
+          }
           break;
         }
         case migrate_util: {
           long util = static_cast<long>(task_util_est(p));
-          if (util > env.imbalance)
+          if (util > env.imbalance) {
             take = false;
-          else
+            if (xp())
+              explain_->step(fmt::format("{}: util_est {} above the imbalance {}",
+                                         task_label(p.se.task), util, env.imbalance));
+          } else {
             env.imbalance -= util;
+          }
           break;
         }
         case migrate_task:
           env.imbalance--;
           break;
         case migrate_misfit:
-          take = false;
+          take = false;  // every CPU has the same capacity: the task fits where it is
+          if (xp())
+            explain_->step(fmt::format("{}: fits its CPU (misfit pull)", task_label(p.se.task)));
           break;
       }
     }
