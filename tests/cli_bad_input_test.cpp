@@ -23,6 +23,8 @@
 
 namespace {
 
+using schedtwin::testutil::slurp;
+
 namespace fs = std::filesystem;
 
 struct Case {
@@ -744,13 +746,6 @@ std::vector<Case> cases() {
        "machine: a subcommand is required (one of: list, show"},
   };
   return c;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Every path under dir, relative to it.

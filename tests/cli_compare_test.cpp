@@ -13,39 +13,22 @@
 #include <string>
 
 #include "cli/compare_cmd.h"
+#include "cli_test_util.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using Result = schedtwin::testutil::CliRun;
+using schedtwin::testutil::slurp;
 
 // Runs the binary in `dir` (so that logs written to "./" would show up there).
 Result run(const std::string& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  const std::string cmd = "cd " + dir.string() + " && " + SCHEDTWIN_BIN + " " + args + " >" +
-                          out.string() + " 2>" + err.string();
-  const int rc = std::system(cmd.c_str());
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+  return schedtwin::testutil::run_in(args, dir, true);
 }
-
 fs::path tmpdir(const std::string& name) {
-  fs::path d =
-      fs::temp_directory_path() / ("schedtwin-compare-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return schedtwin::testutil::fresh_dir("compare-" + name);
 }
 
 // Files in `dir` other than the captured stdout/stderr.

@@ -13,14 +13,9 @@ using testutil::run_bin;
 
 namespace {
 
-const std::string kArgs = "hackbench -g 1 -l 20 --machine hikey";
+using schedtwin::testutil::slurp;
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const std::string kArgs = "hackbench -g 1 -l 20 --machine hikey";
 
 }  // namespace
 

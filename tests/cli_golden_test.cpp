@@ -23,19 +23,14 @@ using schedtwin::testutil::temp_path;
 
 namespace {
 
+using schedtwin::testutil::slurp;
+
 const std::string kSrc = SCHEDTWIN_SOURCE_DIR;
 
 struct GoldenCase {
   const char* name;
   std::string args;  // {dir} is the run's output directory
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 // Drops the lines that measure the host rather than the simulation.
 std::string strip_wall_time(const std::string& text) {

@@ -10,7 +10,11 @@
 #include <sstream>
 #include <string>
 
+#include "cli_test_util.h"
+
 namespace {
+
+using schedtwin::testutil::slurp;
 
 namespace fs = std::filesystem;
 
@@ -25,13 +29,6 @@ fs::path temp_dir() {
       fs::path(::testing::TempDir()) / ("schedtwin_cli_machine_test-" + std::to_string(::getpid()));
   fs::create_directories(d);
   return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 Result run(const std::string& args) {

@@ -21,12 +21,7 @@ using schedtwin::testutil::temp_path;
 
 namespace {
 
-std::string slurp(const std::string& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using schedtwin::testutil::slurp;
 
 // The number of charts the page says it draws (<meta name="schedtwin-charts">).
 int declared_charts(const std::string& page) {

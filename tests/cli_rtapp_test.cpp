@@ -7,37 +7,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_test_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using Result = schedtwin::testutil::CliRun;
+using schedtwin::testutil::slurp;
 
 Result run(const std::string& args, const fs::path& dir) {
-  fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  std::string cmd =
-      std::string(SCHEDTWIN_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
-  int rc = std::system(cmd.c_str());
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+  return schedtwin::testutil::run_in(args, dir);
 }
-
-fs::path tmpdir(const std::string& name) {
-  fs::path d =
-      fs::temp_directory_path() / ("schedtwin-cli-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path tmpdir(const std::string& name) { return schedtwin::testutil::fresh_dir("rtapp-" + name); }
 
 const std::string kSchedIdle =
     std::string(SCHEDTWIN_SOURCE_DIR) + "/examples/rt-app/lkml/sched-idle.json";

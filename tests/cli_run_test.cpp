@@ -19,8 +19,17 @@ namespace {
 using Result = testutil::CliResult;
 using testutil::run_bin;
 
+// This test process's files, in one directory removed when the process exits.
+const std::filesystem::path& scratch_dir() {
+  static const struct Dir {
+    std::filesystem::path path = testutil::fresh_dir("run");
+    ~Dir() { std::filesystem::remove_all(path); }
+  } dir;
+  return dir.path;
+}
+
 std::string write_temp(const std::string& name, const std::string& text) {
-  std::string p = testutil::temp_path("run", name);
+  const std::string p = (scratch_dir() / name).string();
   std::ofstream(p) << text;
   return p;
 }

@@ -25,12 +25,7 @@ using namespace schedtwin::cli;
 
 namespace {
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using schedtwin::testutil::slurp;
 
 validate::Row row(double real, double sim, std::optional<validate::Tolerance> tol) {
   return {"w", "m", validate::spread_of({real}), validate::spread_of({sim}), tol};
