@@ -345,6 +345,13 @@ class KernelImpl {
   void enqueue_load_avg(cfs_rq& cfs, sched_entity& se);
   void dequeue_load_avg(cfs_rq& cfs, sched_entity& se);
   bool propagate_entity_load_avg(sched_entity& se);
+  void update_tg_cfs_util(cfs_rq& cfs, sched_entity& se, const cfs_rq& gcfs, std::uint32_t divider);
+  void update_tg_cfs_runnable(cfs_rq& cfs, sched_entity& se, const cfs_rq& gcfs,
+                              std::uint32_t divider);
+  void update_tg_cfs_load(cfs_rq& cfs, sched_entity& se, cfs_rq& gcfs, std::uint32_t divider);
+  // v5.17 (the relax-the-sync series): *_sums keep a lower bound instead of being synced to
+  // their *_avgs. v5.14..v5.16's hard syncs have no profile and are not modelled.
+  bool pelt_sum_lower_bound() const { return prof_.version >= 517; }
   void detach_entity_cfs_rq(sched_entity& se);
   void propagate_entity_cfs_rq(sched_entity& se);
   unsigned long task_h_load(Task& p);

@@ -20,6 +20,17 @@ void add_positive(T& var, long delta) {
   var = res < 0 ? 0 : static_cast<T>(res);
 }
 
+// The lower bound v5.17 keeps instead of syncing a *_sum to its *_avg (2d02fa8cc21a,
+// 98b0d890220d, 7ceb77103001, 95246d1ec80b): sum = max_t(u32, sum, avg * PELT_MIN_DIVIDER).
+// max_t(u32, ...) casts both sides to 32 bits, so the u64 load_sum and runnable_sum of a
+// cfs_rq beyond 2^32 (about 88 always-runnable nice-0 tasks) are truncated, as they are in
+// every kernel up to v6.6.
+template <class T>
+void clamp_sum_to_min_divider(T& sum, unsigned long avg) {
+  sum = std::max(static_cast<std::uint32_t>(sum),
+                 static_cast<std::uint32_t>(static_cast<std::uint64_t>(avg) * PELT_MIN_DIVIDER));
+}
+
 void add_tg_cfs_propagate(cfs_rq& cfs, long runnable_sum) {
   cfs.propagate = true;
   cfs.prop_runnable_sum += runnable_sum;
@@ -27,7 +38,8 @@ void add_tg_cfs_propagate(cfs_rq& cfs, long runnable_sum) {
 
 }  // namespace
 
-// update_cfs_rq_load_avg (fair.c v5.7): fold in removed averages, then age the cfs_rq.
+// update_cfs_rq_load_avg (fair.c v5.7; from v5.17 each *_sum keeps its lower bound): fold in
+// removed averages, then age the cfs_rq.
 bool KernelImpl::update_cfs_rq_load_avg(std::uint64_t now, cfs_rq& cfs) {
   bool decayed = false;
   sched_avg& sa = cfs.avg;
@@ -42,6 +54,11 @@ bool KernelImpl::update_cfs_rq_load_avg(std::uint64_t now, cfs_rq& cfs) {
     r = cfs.removed.runnable_avg;
     sub_positive(sa.runnable_avg, r);
     sub_positive(sa.runnable_sum, static_cast<std::uint64_t>(r) * divider);
+    if (pelt_sum_lower_bound()) {
+      clamp_sum_to_min_divider(sa.load_sum, sa.load_avg);
+      clamp_sum_to_min_divider(sa.util_sum, sa.util_avg);
+      clamp_sum_to_min_divider(sa.runnable_sum, sa.runnable_avg);
+    }
     // -(long)(removed_runnable * divider) >> SCHED_CAPACITY_SHIFT: the shift of the negated
     // value rounds toward minus infinity.
     if (cfs.tg)
@@ -82,9 +99,8 @@ void KernelImpl::update_tg_load_avg(cfs_rq& cfs) {
   }
 }
 
-// propagate_entity_load_avg (fair.c v5.15) with update_tg_cfs_util / _runnable / _load:
-// a group entity takes its cfs_rq's util and runnable, and re-estimates its load from the
-// runnable time propagated from below.
+// propagate_entity_load_avg (fair.c v5.15): a group entity takes its cfs_rq's util and
+// runnable, and re-estimates its load from the runnable time propagated from below.
 bool KernelImpl::propagate_entity_load_avg(sched_entity& se) {
   if (!se.my_q) return false;
   cfs_rq& gcfs = *se.my_q;
@@ -93,47 +109,90 @@ bool KernelImpl::propagate_entity_load_avg(sched_entity& se) {
   cfs_rq& cfs = *se.cfs;
   add_tg_cfs_propagate(cfs, gcfs.prop_runnable_sum);
   const std::uint32_t divider = get_pelt_divider(cfs.avg);
-  // update_tg_cfs_util
-  if (long delta = static_cast<long>(gcfs.avg.util_avg) - static_cast<long>(se.avg.util_avg)) {
-    se.avg.util_avg = gcfs.avg.util_avg;
-    se.avg.util_sum = static_cast<std::uint32_t>(se.avg.util_avg * divider);
-    add_positive(cfs.avg.util_avg, delta);
+  update_tg_cfs_util(cfs, se, gcfs, divider);
+  update_tg_cfs_runnable(cfs, se, gcfs, divider);
+  update_tg_cfs_load(cfs, se, gcfs, divider);
+  return true;
+}
+
+// update_tg_cfs_util (fair.c v5.15; v5.17's 7ceb77103001). Up to v5.16 the parent's util_sum
+// is synced to util_avg * divider, which drops what accumulated since the last period
+// boundary; from v5.17 the entity's change of sum is passed on and only the lower bound kept.
+void KernelImpl::update_tg_cfs_util(cfs_rq& cfs, sched_entity& se, const cfs_rq& gcfs,
+                                    std::uint32_t divider) {
+  const long delta_avg = static_cast<long>(gcfs.avg.util_avg) - static_cast<long>(se.avg.util_avg);
+  if (!delta_avg) return;
+  se.avg.util_avg = gcfs.avg.util_avg;
+  const auto new_sum = static_cast<std::uint32_t>(se.avg.util_avg * divider);
+  const long delta_sum = static_cast<long>(new_sum) - static_cast<long>(se.avg.util_sum);
+  se.avg.util_sum = new_sum;
+  add_positive(cfs.avg.util_avg, delta_avg);
+  if (pelt_sum_lower_bound()) {
+    add_positive(cfs.avg.util_sum, delta_sum);
+    clamp_sum_to_min_divider(cfs.avg.util_sum, cfs.avg.util_avg);
+  } else {
     cfs.avg.util_sum = static_cast<std::uint32_t>(cfs.avg.util_avg * divider);
   }
-  // update_tg_cfs_runnable
-  if (long delta =
-          static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg)) {
-    se.avg.runnable_avg = gcfs.avg.runnable_avg;
+}
+
+// update_tg_cfs_runnable (fair.c v5.15; v5.17's 95246d1ec80b), as update_tg_cfs_util. From
+// v5.17 the entity's new sum is a u32, as the kernel declares it.
+void KernelImpl::update_tg_cfs_runnable(cfs_rq& cfs, sched_entity& se, const cfs_rq& gcfs,
+                                        std::uint32_t divider) {
+  const long delta_avg =
+      static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg);
+  if (!delta_avg) return;
+  se.avg.runnable_avg = gcfs.avg.runnable_avg;
+  add_positive(cfs.avg.runnable_avg, delta_avg);
+  if (pelt_sum_lower_bound()) {
+    const auto new_sum = static_cast<std::uint32_t>(se.avg.runnable_avg * divider);
+    const long delta_sum = static_cast<long>(new_sum) - static_cast<long>(se.avg.runnable_sum);
+    se.avg.runnable_sum = new_sum;
+    add_positive(cfs.avg.runnable_sum, delta_sum);
+    clamp_sum_to_min_divider(cfs.avg.runnable_sum, cfs.avg.runnable_avg);
+  } else {
     se.avg.runnable_sum = static_cast<std::uint64_t>(se.avg.runnable_avg) * divider;
-    add_positive(cfs.avg.runnable_avg, delta);
     cfs.avg.runnable_sum = static_cast<std::uint64_t>(cfs.avg.runnable_avg) * divider;
   }
-  // update_tg_cfs_load
+}
+
+// update_tg_cfs_load (fair.c v5.15; v5.17's 2d02fa8cc21a). From v5.17 an unchanged load_avg
+// leaves the entity's load_sum alone, and the parent gets the change of weighted sum.
+void KernelImpl::update_tg_cfs_load(cfs_rq& cfs, sched_entity& se, cfs_rq& gcfs,
+                                    std::uint32_t divider) {
   long runnable_sum = gcfs.prop_runnable_sum;
-  if (runnable_sum) {
-    gcfs.prop_runnable_sum = 0;
-    if (runnable_sum >= 0) {
-      runnable_sum += static_cast<long>(se.avg.load_sum);
-      runnable_sum = std::min<long>(runnable_sum, divider);
-    } else {
-      std::uint64_t load_sum = 0;
-      if (gcfs.load.weight) load_sum = gcfs.avg.load_sum / gcfs.load.weight;
-      runnable_sum = static_cast<long>(std::min<std::uint64_t>(se.avg.load_sum, load_sum));
-    }
-    long running_sum = static_cast<long>(se.avg.util_sum >> PELT_CAPACITY_SHIFT);
-    runnable_sum = std::max(runnable_sum, running_sum);
-    const std::uint64_t load_sum =
-        static_cast<std::uint64_t>(se.load.weight) * static_cast<std::uint64_t>(runnable_sum);
-    const unsigned long load_avg = static_cast<unsigned long>(load_sum / divider);
-    se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
-    long delta = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
-    if (delta) {
-      se.avg.load_avg = load_avg;
-      add_positive(cfs.avg.load_avg, delta);
-      cfs.avg.load_sum = static_cast<std::uint64_t>(cfs.avg.load_avg) * divider;
-    }
+  if (!runnable_sum) return;
+  gcfs.prop_runnable_sum = 0;
+  if (runnable_sum >= 0) {
+    runnable_sum += static_cast<long>(se.avg.load_sum);
+    runnable_sum = std::min<long>(runnable_sum, divider);
+  } else {
+    std::uint64_t load_sum = 0;
+    if (gcfs.load.weight) load_sum = gcfs.avg.load_sum / gcfs.load.weight;
+    runnable_sum = static_cast<long>(std::min<std::uint64_t>(se.avg.load_sum, load_sum));
   }
-  return true;
+  const long running_sum = static_cast<long>(se.avg.util_sum >> PELT_CAPACITY_SHIFT);
+  runnable_sum = std::max(runnable_sum, running_sum);
+  const std::uint64_t load_sum =
+      static_cast<std::uint64_t>(se.load.weight) * static_cast<std::uint64_t>(runnable_sum);
+  const auto load_avg = static_cast<unsigned long>(load_sum / divider);
+  const long delta_avg = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
+  if (!pelt_sum_lower_bound()) {
+    se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
+    if (!delta_avg) return;
+    se.avg.load_avg = load_avg;
+    add_positive(cfs.avg.load_avg, delta_avg);
+    cfs.avg.load_sum = static_cast<std::uint64_t>(cfs.avg.load_avg) * divider;
+    return;
+  }
+  if (!delta_avg) return;
+  const long delta_sum =
+      static_cast<long>(load_sum) - static_cast<long>(se.load.weight * se.avg.load_sum);
+  se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
+  se.avg.load_avg = load_avg;
+  add_positive(cfs.avg.load_avg, delta_avg);
+  add_positive(cfs.avg.load_sum, delta_sum);
+  clamp_sum_to_min_divider(cfs.avg.load_sum, cfs.avg.load_avg);
 }
 
 // detach_entity_cfs_rq (fair.c v5.15): a runnable task leaving by migration takes its
@@ -187,15 +246,22 @@ unsigned long KernelImpl::task_h_load(Task& p) {
                                     (cfs.avg.load_avg + 1));
 }
 
-// attach_entity_load_avg (fair.c v5.7): align the entity's window with the cfs_rq's.
+// attach_entity_load_avg (fair.c v5.7, v5.18): align the entity's window with the cfs_rq's.
 void KernelImpl::attach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   std::uint32_t divider = get_pelt_divider(cfs.avg);
   se.avg.last_update_time = cfs.avg.last_update_time;
   se.avg.period_contrib = cfs.avg.period_contrib;
   se.avg.util_sum = static_cast<std::uint32_t>(se.avg.util_avg * divider);
   se.avg.runnable_sum = static_cast<std::uint64_t>(se.avg.runnable_avg) * divider;
-  se.avg.load_sum = divider;
-  if (se.load.weight) se.avg.load_sum = se.avg.load_avg * se.avg.load_sum / se.load.weight;
+  if (prof_.version >= 518) {
+    // 40f5aa4c5eae (v5.18): a load_avg too small for the weight still leaves load_sum 1,
+    // so the cfs_rq's load_sum is not 0 under a non-zero load_avg.
+    se.avg.load_sum = se.avg.load_avg * divider;
+    se.avg.load_sum = se.load.weight < se.avg.load_sum ? se.avg.load_sum / se.load.weight : 1;
+  } else {
+    se.avg.load_sum = divider;
+    if (se.load.weight) se.avg.load_sum = se.avg.load_avg * se.avg.load_sum / se.load.weight;
+  }
   enqueue_load_avg(cfs, se);
   cfs.avg.util_avg += se.avg.util_avg;
   cfs.avg.util_sum += se.avg.util_sum;
@@ -204,7 +270,7 @@ void KernelImpl::attach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   if (cfs.tg) add_tg_cfs_propagate(cfs, static_cast<long>(se.avg.load_sum));
 }
 
-// enqueue_load_avg / dequeue_load_avg (fair.c v5.15): the entity's load in its cfs_rq's.
+// enqueue_load_avg / dequeue_load_avg (fair.c v5.15, v5.17): the entity's load in its cfs_rq's.
 void KernelImpl::enqueue_load_avg(cfs_rq& cfs, sched_entity& se) {
   cfs.avg.load_avg += se.avg.load_avg;
   cfs.avg.load_sum += se.load.weight * se.avg.load_sum;
@@ -212,15 +278,20 @@ void KernelImpl::enqueue_load_avg(cfs_rq& cfs, sched_entity& se) {
 void KernelImpl::dequeue_load_avg(cfs_rq& cfs, sched_entity& se) {
   sub_positive(cfs.avg.load_avg, se.avg.load_avg);
   sub_positive(cfs.avg.load_sum, se.load.weight * se.avg.load_sum);
+  if (pelt_sum_lower_bound()) clamp_sum_to_min_divider(cfs.avg.load_sum, cfs.avg.load_avg);
 }
 
-// detach_entity_load_avg (fair.c v5.7).
+// detach_entity_load_avg (fair.c v5.7, v5.17).
 void KernelImpl::detach_entity_load_avg(cfs_rq& cfs, sched_entity& se) {
   dequeue_load_avg(cfs, se);
   sub_positive(cfs.avg.util_avg, se.avg.util_avg);
   sub_positive(cfs.avg.util_sum, se.avg.util_sum);
   sub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
   sub_positive(cfs.avg.runnable_sum, se.avg.runnable_sum);
+  if (pelt_sum_lower_bound()) {
+    clamp_sum_to_min_divider(cfs.avg.util_sum, cfs.avg.util_avg);
+    clamp_sum_to_min_divider(cfs.avg.runnable_sum, cfs.avg.runnable_avg);
+  }
   if (cfs.tg) add_tg_cfs_propagate(cfs, -static_cast<long>(se.avg.load_sum));
 }
 

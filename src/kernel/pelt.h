@@ -42,9 +42,12 @@ struct sched_avg {
   unsigned long util_avg = 0;
 };
 
+// PELT_MIN_DIVIDER (pelt.h v5.17): the smallest divider, at the start of a period.
+inline constexpr std::uint32_t PELT_MIN_DIVIDER = LOAD_AVG_MAX - 1024;
+
 // get_pelt_divider (pelt.h v5.15): the current maximum of a *_sum for this avg's window.
 inline std::uint32_t get_pelt_divider(const sched_avg& avg) {
-  return LOAD_AVG_MAX - 1024 + avg.period_contrib;
+  return PELT_MIN_DIVIDER + avg.period_contrib;
 }
 
 // sub_positive (fair.c): var -= val, clamped at 0.
