@@ -504,6 +504,49 @@ TEST(CliTrace, OutputsFollowLinksAndWriteDevicesInPlace) {
   fs::remove_all(d);
 }
 
+// --trace-time and --trace-comm select what the three logs record, and leave the results
+// alone: messaging -g 1 on hikey, the receivers' wakeups between 1 and 2 ms.
+TEST(CliTrace, TimeWindowAndCommsSelectWhatIsRecorded) {
+  fs::path d = tmpdir("window");
+  const std::string args = "messaging -g 1 -l 20 --machine hikey";
+  Result plain = run(args, d);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  Result r = run(args + " --trace-time 0.001,0.002 --trace-comm sched-messaging --ftrace " +
+                     (d / "f.txt").string() + " --explain=" + (d / "e.txt").string(),
+                 d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  const std::vector<Event> text = parse_ftrace(slurp(d / "f.txt"), 8);
+  ASSERT_FALSE(text.empty());
+  for (const Event& e : text) {
+    EXPECT_GE(e.ts_us, 1000u) << e.name;
+    EXPECT_TRUE(e.comm == "sched-messaging" || e.prev_comm == "sched-messaging" ||
+                e.next_comm == "sched-messaging")
+        << e.name;
+    EXPECT_LT(e.ts_us, 2000u) << e.name;
+  }
+  std::istringstream ex(slurp(d / "e.txt"));
+  int records = 0;
+  for (std::string line; std::getline(ex, line); ++records) {
+    const double t = std::stod(line.substr(1, line.find(']') - 1));
+    EXPECT_GE(t, 0.001) << line;
+    EXPECT_LT(t, 0.002) << line;
+    EXPECT_NE(line.find(" sched-messaging["), std::string::npos) << line;  // no balance records
+  }
+  EXPECT_GT(records, 0);
+
+  for (const char* bad : {"5", "2,1", "1,,2", "x,", "-1,2", "1,2s"}) {
+    Result b = run(args + " --trace-time " + bad, d);
+    EXPECT_EQ(b.status, 2) << bad;
+    EXPECT_NE(b.err.find("--trace-time"), std::string::npos) << b.err;
+    EXPECT_EQ(b.out, "") << bad;
+  }
+  Result lim = run(args + " --trace-limit 0", d);
+  EXPECT_EQ(lim.status, 2);
+  EXPECT_NE(lim.err.find("--trace-limit"), std::string::npos) << lim.err;
+  fs::remove_all(d);
+}
+
 TEST(CliTrace, CompareRefusesTraceOptionsInItsArgs) {
   fs::path d = tmpdir("compare");
   for (const char* opt : {"--trace", "--ftrace"}) {

@@ -129,6 +129,32 @@ TEST(FtraceText, StopsAtTheEventLimitAndSaysSo) {
       "recorded");
 }
 
+// --trace-time 0.000002,0.000006 --trace-comm worker: only events in [2 us, 6 us) that name
+// "worker" (pid 1) are written, none is counted as dropped, and the context column still
+// shows the task a filtered-out switch put on the CPU.
+TEST(FtraceText, FilterKeepsTheWindowAndTheCommsAndFollowsEverySwitch) {
+  Fixture f;
+  metrics::FtraceTextWriter w(f.k, 100, metrics::TraceFilter{2000, 6000, {"worker"}});
+  w.sched_switch(1000, 0, kNoTask, SwitchState::Running, 0);        // worker, before the window
+  w.sched_switch(2000, 1, kNoTask, SwitchState::Running, 1);        // not worker: left out
+  w.sched_waking(3000, 1, 0, 0);                                    // worker, from pid 2's context
+  w.sched_migrate_task(4000, 1, 1, 1, 2);                           // not worker: left out
+  w.sched_switch(5000, 0, 0, SwitchState::Interruptible, kNoTask);  // worker
+  w.sched_switch(6000, 0, kNoTask, SwitchState::Running, 0);        // at STOP: left out
+  EXPECT_EQ(w.events(), 2u);
+  EXPECT_EQ(w.dropped(), 0u);
+  std::vector<std::string> l = lines(w.finish());
+  ASSERT_EQ(l.size(), 13u);
+  EXPECT_EQ(l[2], "# entries-in-buffer/entries-written: 2/2   #P:4");
+  EXPECT_EQ(l[11],
+            " a_very_long_thr-2     [001] d..3     0.000003: sched_waking: comm=worker pid=1 "
+            "prio=120 target_cpu=000");
+  EXPECT_EQ(l[12],
+            "          worker-1     [000] d..2     0.000005: sched_switch: prev_comm=worker "
+            "prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 "
+            "next_prio=120");
+}
+
 TEST(FtraceText, SharedConventions) {
   Fixture f;
   EXPECT_EQ(metrics::trace_pid(kNoTask), 0);

@@ -74,12 +74,62 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
          "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup, "
          "sched_wakeup_new, "
          "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
-         "CPU (open in ui.perfetto.dev; at most 1 M events)")
+         "CPU (open in ui.perfetto.dev; at most --trace-limit events)")
       ->check(file_name());
   sub.add_option("--ftrace", o.ftrace_out,
                  "Write the same scheduler events as ftrace text to FILE (the layout of "
-                 "/sys/kernel/tracing/trace; at most 1 M events)")
+                 "/sys/kernel/tracing/trace; at most --trace-limit events)")
       ->check(file_name());
+  sub.add_option_function<std::string>(
+         "--trace-time",
+         [&o](const std::string& v) {
+           const std::string err = parse_trace_time(v, o.trace_from, o.trace_to);
+           if (!err.empty()) throw CLI::ValidationError("--trace-time", err);
+         },
+         "Record in --trace, --ftrace and --explain only what happens in this window of "
+         "simulated time, in seconds, as perf report --time takes it: START,STOP, START, "
+         "(to the end) or ,STOP")
+      ->type_name("START,STOP");
+  sub.add_option("--trace-comm", o.trace_comms,
+                 "Record in --trace and --ftrace only the events that name a task with one of "
+                 "these comms (sched_switch: prev or next), and in --explain only these tasks' "
+                 "wakeups and forks (comma-separated, exact comms as the trace shows them)")
+      ->delimiter(',')
+      ->type_name("COMM[,COMM...]");
+  sub.add_option("--trace-limit", o.trace_limit,
+                 "Most events written to each of --trace and --ftrace (one ftrace line or one "
+                 "counter sample each; about 140 bytes of memory per ftrace line); later ones "
+                 "are counted")
+      ->check(range(std::uint64_t{1}, std::uint64_t{100000000}))
+      ->capture_default_str();
+}
+
+std::string parse_trace_time(const std::string& v, Time& from, Time& to) {
+  const std::string usage = fmt::format(
+      "expected START,STOP in seconds of simulated time (either may be empty, e.g. 5,10 or "
+      "5,), got '{}'",
+      v);
+  const std::size_t comma = v.find(',');
+  if (comma == std::string::npos || v.find(',', comma + 1) != std::string::npos) return usage;
+  auto seconds = [](std::string_view s, Time fallback, Time& out) {
+    if (s.empty()) {
+      out = fallback;
+      return true;
+    }
+    double x = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec != std::errc() || end != s.data() + s.size() || !(x >= 0) || x > 1e9) return false;
+    out = static_cast<Time>(x * 1e9 + 0.5);
+    return true;
+  };
+  Time f = 0, t = 0;
+  if (!seconds(std::string_view(v).substr(0, comma), 0, f) ||
+      !seconds(std::string_view(v).substr(comma + 1), kTimeNever, t))
+    return usage;
+  if (f >= t) return fmt::format("START must come before STOP, got '{}'", v);
+  from = f;
+  to = t;
+  return {};
 }
 
 namespace {

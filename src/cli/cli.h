@@ -9,6 +9,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/time.h"
+
 namespace schedtwin::cli {
 
 int main(int argc, char** argv);
@@ -30,11 +32,18 @@ struct CommonOptions {
   bool check = false;                    // --check: kernel-model invariants after every event
   std::string trace_out;                 // --trace FILE: Perfetto protobuf trace of the run
   std::string ftrace_out;                // --ftrace FILE: the same events as ftrace text
+  // --trace-time START,STOP (seconds of simulated time, either may be empty), as ns.
+  Time trace_from = 0, trace_to = kTimeNever;
+  std::vector<std::string> trace_comms;   // --trace-comm LIST
+  std::uint64_t trace_limit = 1'000'000;  // --trace-limit N: events per trace file
   // Not a command-line option: > 0 records per-CPU occupancy in bins of this many ns
   // (metrics/occupancy.h) for `reproduce --report`; see TraceOutputs::take_occupancy.
   std::int64_t occupancy_bin_ns = 0;
 };
 void add_common_options(CLI::App& sub, CommonOptions& o);
+// --trace-time's value "START,STOP" (seconds, >= 0, at most 1e9; START empty = 0, STOP empty
+// = the end) into [from, to) in ns. Returns "" or the error (then from/to are unchanged).
+std::string parse_trace_time(const std::string& v, Time& from, Time& to);
 // For options that take a path (--json, --out, --logdir, ...): refuses "" (exit 2), which
 // would otherwise read as "option not given" and be ignored without a word.
 CLI::Validator file_name();

@@ -270,7 +270,8 @@ void write_trace(Writer& w, const std::string& path, std::string_view option) {
     fmt::print(
         stderr,
         "schedtwin: warning: {} {}: event limit of {} reached at {:.6f} s simulated; {} later "
-        "events were not recorded\n",
+        "events were not recorded (--trace-limit raises the limit; --trace-time and --trace-comm "
+        "record less)\n",
         option, path, w.limit(), static_cast<double>(w.truncated_at()) / 1e9, w.dropped());
   write_file_atomically(path, w.finish(), option);
 }
@@ -327,6 +328,7 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
       os = m.explain_file.get();
     }
     m.explain = std::make_unique<kernel::Explain>(*os, format, o.explain_limit);
+    m.explain->set_filter(o.trace_from, o.trace_to, o.trace_comms);
     k.set_explain(m.explain.get());
   }
   if (o.trace_out.empty() && o.ftrace_out.empty() && o.occupancy_bin_ns <= 0) return out;
@@ -339,11 +341,13 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
   m.ftrace_path = o.ftrace_out;
   std::vector<kernel::TraceSink*> sinks;
   if (!o.trace_out.empty()) {
-    m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(k);
+    m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(
+        k, o.trace_limit, metrics::TraceFilter{o.trace_from, o.trace_to, o.trace_comms});
     sinks.push_back(m.perfetto.get());
   }
   if (!o.ftrace_out.empty()) {
-    m.ftrace = std::make_unique<metrics::FtraceTextWriter>(k);
+    m.ftrace = std::make_unique<metrics::FtraceTextWriter>(
+        k, o.trace_limit, metrics::TraceFilter{o.trace_from, o.trace_to, o.trace_comms});
     sinks.push_back(m.ftrace.get());
   }
   if (o.occupancy_bin_ns > 0) {

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 namespace schedtwin::kernel {
 
 namespace {
@@ -23,8 +25,22 @@ std::string json_string(std::string_view s) {
 
 }  // namespace
 
+void Explain::set_filter(Time from, Time to, std::vector<std::string> comms) {
+  from_ = from;
+  to_ = to;
+  comms_ = std::move(comms);
+}
+
 bool Explain::begin(std::string_view kind, Time t, int cpu, std::string_view task) {
   if (active_) end("(interrupted)");
+  // A task is labelled "comm[pid]" (KernelImpl::task_label).
+  const std::string_view comm = task.substr(0, task.rfind('['));
+  if (t < from_ || t >= to_ ||
+      (!comms_.empty() &&
+       (task.empty() || std::find(comms_.begin(), comms_.end(), comm) == comms_.end()))) {
+    active_ = false;
+    return false;
+  }
   if (written_ >= limit_) {
     ++dropped_;
     active_ = false;

@@ -7,7 +7,10 @@
 //   [   0.104003] cpu2 wakeup cfs_thread-3: wake_wide=no want_affine=yes | ... | -> cpu5
 // JSON lines: {"t_ns":104003000,"cpu":2,"kind":"wakeup","task":"cfs_thread-3",
 //              "fields":{...},"steps":["...", ...],"result":"cpu5"}
-// At most `limit` records are written; the rest are counted (dropped()).
+// At most `limit` records are written; the rest are counted (dropped()). set_filter keeps
+// only records at a simulated time in [from, to) and, with comms given, wakeup and fork
+// records of tasks with one of those comms (balance records name no task: they are left
+// out then); records filtered out are not counted.
 #pragma once
 #include <cstdint>
 #include <ostream>
@@ -29,6 +32,7 @@ class Explain {
   // Starts a record; returns false (and records nothing until the next begin) when the
   // limit has been reached.
   bool begin(std::string_view kind, Time t, int cpu, std::string_view task);
+  void set_filter(Time from, Time to, std::vector<std::string> comms);
   bool active() const { return active_; }
   void field(std::string_view key, std::string_view value);
   void field(std::string_view key, long long value) { field(key, std::to_string(value)); }
@@ -43,6 +47,8 @@ class Explain {
   Format format_;
   std::uint64_t limit_;
   std::uint64_t written_ = 0, dropped_ = 0;
+  Time from_ = 0, to_ = kTimeNever;
+  std::vector<std::string> comms_;
   bool active_ = false;
   std::string kind_, task_;
   Time t_ = 0;

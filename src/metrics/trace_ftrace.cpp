@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iterator>
 
 namespace schedtwin::metrics {
@@ -18,6 +19,19 @@ const std::string& TraceComms::of(kernel::TaskId t, int cpu) {
   if (i >= v.size()) v.resize(i + 1);
   if (v[i].empty()) v[i] = trace_comm(k_, t, cpu);
   return v[i];
+}
+
+bool TraceSelection::task(kernel::TaskId t, int cpu) {
+  if (f_.comms.empty()) return true;
+  auto matches = [&] {
+    const std::string& c = comms_.of(t, cpu);
+    return std::find(f_.comms.begin(), f_.comms.end(), c) != f_.comms.end();
+  };
+  if (t == kernel::kNoTask) return matches();  // swapper/<cpu>: one comm per CPU
+  const auto i = static_cast<std::size_t>(t);
+  if (i >= match_.size()) match_.resize(i + 1, -1);
+  if (match_[i] < 0) match_[i] = matches() ? 1 : 0;
+  return match_[i] == 1;
 }
 
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t) {
@@ -56,8 +70,13 @@ const char* trace_prev_state_text(kernel::SwitchState s) {
   return "R";
 }
 
-FtraceTextWriter::FtraceTextWriter(const kernel::Kernel& k, std::uint64_t max_events)
-    : k_(k), max_events_(max_events), curr_(k.machine().nr_cpus()), comms_(k) {}
+FtraceTextWriter::FtraceTextWriter(const kernel::Kernel& k, std::uint64_t max_events,
+                                   TraceFilter filter)
+    : k_(k),
+      max_events_(max_events),
+      curr_(k.machine().nr_cpus()),
+      comms_(k),
+      select_(std::move(filter), comms_) {}
 
 bool FtraceTextWriter::admit(Time t) {
   if (recorded_ < max_events_) {
@@ -90,7 +109,7 @@ void FtraceTextWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
                                     kernel::SwitchState prev_state, kernel::TaskId next) {
   // The context is prev (the switch is traced before the CPU changes hands).
   curr_.set(cpu, prev);
-  if (admit(t)) {
+  if (select_.admits(t, prev, next, cpu) && admit(t)) {
     context(t, cpu, "d..2", "sched_switch");
     fmt::format_to(
         std::back_inserter(line_),
@@ -108,7 +127,7 @@ void FtraceTextWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
 // one line shape; only the flags' preempt count and the event name differ.
 void FtraceTextWriter::wakeup_line(Time t, int cpu, const char* flags, const char* event,
                                    kernel::TaskId p, int target_cpu) {
-  if (!admit(t)) return;
+  if (!select_.admits(t, p, cpu) || !admit(t)) return;
   context(t, cpu, flags, event);
   fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} target_cpu={:03}",
                  comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), target_cpu);
@@ -131,7 +150,7 @@ void FtraceTextWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int t
 
 void FtraceTextWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu,
                                           int dest_cpu) {
-  if (!admit(t)) return;
+  if (!select_.admits(t, p, cpu) || !admit(t)) return;
   context(t, cpu, "d..2", "sched_migrate_task");
   fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
                  comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), orig_cpu, dest_cpu);
@@ -139,7 +158,7 @@ void FtraceTextWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, int
 }
 
 void FtraceTextWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) {
-  if (!admit(t)) return;
+  if (!select_.admits(t, p, cpu) || !admit(t)) return;
   context(t, cpu, "...1", "sched_process_exit");
   fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={}", comms_.of(p, cpu),
                  trace_pid(p), trace_prio(k_, p));

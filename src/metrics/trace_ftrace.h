@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/time.h"
 #include "kernel/kernel.h"
 #include "kernel/trace.h"
 
@@ -72,6 +73,35 @@ class CurrentTasks {
   std::vector<kernel::TaskId> curr_;
 };
 
+// Which events a writer records (--trace-time, --trace-comm): those at a simulated time in
+// [from, to) that, when `comms` is not empty, name a task whose comm is one of them
+// (sched_switch names prev and next, the other events their one task; a CPU's PELT counters
+// pass on the time alone). Events left out are neither recorded nor counted against the
+// event limit. The writers still follow every sched_switch, so each event's context (the
+// CPU's current task: ftrace's comm-pid column, Perfetto's common_pid) stays right.
+struct TraceFilter {
+  Time from = 0;
+  Time to = kTimeNever;
+  std::vector<std::string> comms;  // exact comms, as trace_comm gives them
+};
+
+// A TraceFilter with its comm test cached per task.
+class TraceSelection {
+ public:
+  TraceSelection(TraceFilter f, TraceComms& comms) : f_(std::move(f)), comms_(comms) {}
+  bool time(Time t) const { return t >= f_.from && t < f_.to; }
+  bool task(kernel::TaskId t, int cpu);
+  bool admits(Time t, kernel::TaskId a, int cpu) { return time(t) && task(a, cpu); }
+  bool admits(Time t, kernel::TaskId a, kernel::TaskId b, int cpu) {
+    return time(t) && (task(a, cpu) || task(b, cpu));
+  }
+
+ private:
+  TraceFilter f_;
+  TraceComms& comms_;
+  std::vector<std::int8_t> match_;  // per task: -1 unknown, 0 no, 1 yes
+};
+
 // ---- ftrace text ----
 
 // Renders the tracepoints as the `nop` tracer's trace file on v5.4: the "# tracer: nop"
@@ -85,7 +115,8 @@ class CurrentTasks {
 class FtraceTextWriter final : public kernel::TraceSink {
  public:
   explicit FtraceTextWriter(const kernel::Kernel& k,
-                            std::uint64_t max_events = kDefaultTraceEventLimit);
+                            std::uint64_t max_events = kDefaultTraceEventLimit,
+                            TraceFilter filter = {});
 
   void sched_switch(Time t, int cpu, kernel::TaskId prev, kernel::SwitchState prev_state,
                     kernel::TaskId next) override;
@@ -120,6 +151,7 @@ class FtraceTextWriter final : public kernel::TraceSink {
   Time truncated_at_ = 0;
   CurrentTasks curr_;
   TraceComms comms_;
+  TraceSelection select_;
   fmt::memory_buffer line_;  // the line being formatted
   std::string body_;
 };

@@ -55,11 +55,12 @@ struct LastValues {
 }  // namespace
 
 struct PerfettoTraceWriter::Impl {
-  Impl(const kernel::Kernel& kk, std::uint64_t max)
+  Impl(const kernel::Kernel& kk, std::uint64_t max, TraceFilter filter)
       : k(kk),
         max_events(max),
         curr(kk.machine().nr_cpus()),
         comms(kk),
+        select(std::move(filter), comms),
         bundles(static_cast<std::size_t>(kk.machine().nr_cpus())),
         cpu_last(static_cast<std::size_t>(kk.machine().nr_cpus())) {}
 
@@ -69,6 +70,7 @@ struct PerfettoTraceWriter::Impl {
   Time truncated_at = 0;
   CurrentTasks curr;
   TraceComms comms;
+  TraceSelection select;
   std::string body;
   std::vector<pp::FtraceEventBundle> bundles;  // pending, per CPU
   std::size_t pending = 0;
@@ -221,8 +223,9 @@ struct PerfettoTraceWriter::Impl {
   }
 };
 
-PerfettoTraceWriter::PerfettoTraceWriter(const kernel::Kernel& k, std::uint64_t max_events)
-    : impl_(std::make_unique<Impl>(k, max_events)) {}
+PerfettoTraceWriter::PerfettoTraceWriter(const kernel::Kernel& k, std::uint64_t max_events,
+                                         TraceFilter filter)
+    : impl_(std::make_unique<Impl>(k, max_events, std::move(filter))) {}
 PerfettoTraceWriter::~PerfettoTraceWriter() = default;
 
 std::uint64_t PerfettoTraceWriter::events() const { return impl_->recorded; }
@@ -234,7 +237,7 @@ void PerfettoTraceWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
                                        kernel::SwitchState prev_state, kernel::TaskId next) {
   Impl& m = *impl_;
   m.curr.set(cpu, prev);
-  if (m.admit(t)) {
+  if (m.select.admits(t, prev, next, cpu) && m.admit(t)) {
     pp::SchedSwitchFtraceEvent* s = m.event(t, cpu)->mutable_sched_switch();
     s->set_prev_comm(m.comms.of(prev, cpu));
     s->set_prev_pid(trace_pid(prev));
@@ -265,7 +268,7 @@ void fill_wakeup(Event* w, const std::string& comm, int pid, int prio, int targe
 
 void PerfettoTraceWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
-  if (!m.admit(t)) return;
+  if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
   fill_wakeup(m.event(t, cpu)->mutable_sched_waking(), m.comms.of(p, cpu), trace_pid(p),
               trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
@@ -273,7 +276,7 @@ void PerfettoTraceWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int ta
 
 void PerfettoTraceWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
-  if (!m.admit(t)) return;
+  if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
   fill_wakeup(m.event(t, cpu)->mutable_sched_wakeup(), m.comms.of(p, cpu), trace_pid(p),
               trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
@@ -281,7 +284,7 @@ void PerfettoTraceWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int ta
 
 void PerfettoTraceWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
-  if (!m.admit(t)) return;
+  if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
   fill_wakeup(m.event(t, cpu)->mutable_sched_wakeup_new(), m.comms.of(p, cpu), trace_pid(p),
               trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
@@ -290,7 +293,7 @@ void PerfettoTraceWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, in
 void PerfettoTraceWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu,
                                              int dest_cpu) {
   Impl& m = *impl_;
-  if (!m.admit(t)) return;
+  if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
   pp::SchedMigrateTaskFtraceEvent* e = m.event(t, cpu)->mutable_sched_migrate_task();
   e->set_comm(m.comms.of(p, cpu));
   e->set_pid(trace_pid(p));
@@ -302,7 +305,7 @@ void PerfettoTraceWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, 
 
 void PerfettoTraceWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) {
   Impl& m = *impl_;
-  if (!m.admit(t)) return;
+  if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
   pp::SchedProcessExitFtraceEvent* e = m.event(t, cpu)->mutable_sched_process_exit();
   e->set_comm(m.comms.of(p, cpu));
   e->set_pid(trace_pid(p));
@@ -314,7 +317,7 @@ void PerfettoTraceWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) 
 void PerfettoTraceWriter::pelt_task(Time t, kernel::TaskId p, unsigned long util_avg,
                                     unsigned long runnable_avg, unsigned long load_avg) {
   Impl& m = *impl_;
-  if (p == kernel::kNoTask) return;
+  if (p == kernel::kNoTask || !m.select.admits(t, p, 0)) return;
   const auto i = static_cast<std::size_t>(p);
   if (i >= m.task_last.size()) m.task_last.resize(i + 1);
   m.counters(t, m.task_last[i], kTaskCounter, static_cast<std::uint64_t>(trace_pid(p)), util_avg,
@@ -325,6 +328,7 @@ void PerfettoTraceWriter::pelt_cpu(Time t, int cpu, unsigned long util_avg,
                                    unsigned long runnable_avg, unsigned long load_avg) {
   Impl& m = *impl_;
   const int c = m.curr.cpu(cpu);
+  if (!m.select.time(t)) return;
   m.counters(t, m.cpu_last[static_cast<std::size_t>(c)], kCpuCounter, static_cast<std::uint64_t>(c),
              util_avg, runnable_avg, load_avg);
 }

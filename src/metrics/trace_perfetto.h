@@ -32,7 +32,8 @@ namespace schedtwin::metrics {
 class PerfettoTraceWriter final : public kernel::TraceSink {
  public:
   explicit PerfettoTraceWriter(const kernel::Kernel& k,
-                               std::uint64_t max_events = kDefaultTraceEventLimit);
+                               std::uint64_t max_events = kDefaultTraceEventLimit,
+                               TraceFilter filter = {});
   ~PerfettoTraceWriter() override;
   PerfettoTraceWriter(const PerfettoTraceWriter&) = delete;
   PerfettoTraceWriter& operator=(const PerfettoTraceWriter&) = delete;
