@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_test_util.h"
@@ -56,4 +57,43 @@ TEST(CliExplain, GroupSpansAreCpuListsOnSmtMachines) {
       << r.out.substr(0, 3000);
   EXPECT_NE(r.out.find("domain=NUMA type=newly_idle | local 0-11,24-35: "), std::string::npos);
   EXPECT_EQ(r.out.find("| local 0-24:"), std::string::npos);
+}
+
+// --explain-format jsonl carries the figures the text gives inside its steps as JSON values:
+// a wakeup's and a fork's target_cpu is the CPU its result names; a balance record's
+// moved / busiest_cpu agree with its result, and its group statistics are numbers.
+TEST(CliExplain, JsonlFieldsCarryTheDecisionsFigures) {
+  std::string f = testutil::temp_path("explain", "figures.jsonl");
+  ASSERT_EQ(run_bin(kArgs + " --explain-format jsonl --explain=" + f).rc, 0);
+  std::istringstream in(slurp(f));
+  int wakeups = 0, moves = 0;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const nlohmann::json& fields = j.at("fields");
+    const std::string result = j.at("result");
+    const std::string kind = j.at("kind");
+    if (kind == "wakeup" || kind == "fork") {
+      ASSERT_TRUE(fields.at("target_cpu").is_number_integer()) << line;
+      EXPECT_EQ(result.rfind("cpu" + std::to_string(fields.at("target_cpu").get<int>()), 0), 0u)
+          << line;
+      if (kind == "wakeup") {
+        EXPECT_TRUE(fields.at("prev").is_number_integer()) << line;
+        ++wakeups;
+      }
+    }
+    if (kind == "balance" && fields.value("outcome", "") == "moved") {
+      const int moved = fields.at("moved");
+      const int busiest = fields.at("busiest_cpu");
+      EXPECT_EQ(result,
+                "moved " + std::to_string(moved) + " task(s) from cpu" + std::to_string(busiest))
+          << line;
+      EXPECT_TRUE(fields.at("busiest_nr_running").is_number_integer()) << line;
+      EXPECT_TRUE(fields.at("local_load").is_number_integer()) << line;
+      EXPECT_TRUE(fields.at("imbalance").is_number_integer()) << line;
+      ++moves;
+    }
+  }
+  EXPECT_GT(wakeups, 10);
+  EXPECT_GT(moves, 0);
+  std::filesystem::remove(f);
 }

@@ -41,6 +41,19 @@ const char* group_type_name(int type) {
   return type >= 0 && type < 6 ? names[type] : "?";
 }
 
+void KernelImpl::group_stats_data(const char* what, int group, const sg_lb_stats& s) {
+  auto key = [what](const char* k) { return fmt::format("{}_{}", what, k); };
+  explain_->data(key("cpus"), machine::format_cpu_list(groups_[static_cast<size_t>(group)].cpus));
+  explain_->data(key("type"), group_type_name(static_cast<int>(s.group_type)));
+  explain_->data(key("nr_running"), static_cast<long long>(s.sum_nr_running));
+  explain_->data(key("idle_cpus"), static_cast<long long>(s.idle_cpus));
+  explain_->data(key("load"), static_cast<long long>(s.group_load));
+  explain_->data(key("util"), static_cast<long long>(s.group_util));
+  explain_->data(key("runnable"), static_cast<long long>(s.group_runnable));
+  explain_->data(key("capacity"), static_cast<long long>(s.group_capacity));
+  if (s.avg_load) explain_->data(key("avg_load"), static_cast<long long>(s.avg_load));
+}
+
 std::string KernelImpl::group_stats_text(const char* what, int group, const sg_lb_stats& s) const {
   std::string out =
       fmt::format("{} {}: {} nr_running={} idle_cpus={} load={} util={} runnable={} capacity={}",
@@ -654,13 +667,21 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     int group = find_busiest_group(env, sds);
     if (xp()) {
       explain_->step(group_stats_text("local", sds.local, sds.local_stat));
-      if (sds.busiest >= 0)
+      group_stats_data("local", sds.local, sds.local_stat);
+      if (sds.busiest >= 0) {
         explain_->step(group_stats_text("busiest", sds.busiest, sds.busiest_stat));
-      if (sds.avg_load) explain_->step(fmt::format("domain avg_load={}", sds.avg_load));
+        group_stats_data("busiest", sds.busiest, sds.busiest_stat);
+      }
+      if (sds.avg_load) {
+        explain_->step(fmt::format("domain avg_load={}", sds.avg_load));
+        explain_->data("domain_avg_load", static_cast<long long>(sds.avg_load));
+      }
       if (group >= 0) {
         static constexpr const char* mt[] = {"migrate_load", "migrate_util", "migrate_task",
                                              "migrate_misfit"};
         explain_->step(fmt::format("imbalance {} {}", mt[env.mtype], env.imbalance));
+        explain_->data("migration_type", mt[env.mtype]);
+        explain_->data("imbalance", static_cast<long long>(env.imbalance));
       }
     }
     if (group < 0) {
@@ -675,8 +696,10 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
       if (xp()) explain_->step("find_busiest_queue: no CPU qualifies");
       break;
     }
-    if (xp())
+    if (xp()) {
       explain_->step(fmt::format("busiest queue cpu{} ({})", busiest_cpu, cpu_state(busiest_cpu)));
+      explain_->data("busiest_cpu", busiest_cpu);
+    }
     sd.lb_imbalance[idle] += static_cast<std::uint64_t>(env.imbalance);
     env.src_cpu = busiest_cpu;
     Rq& busiest = cpu_rq(busiest_cpu);
@@ -776,6 +799,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     sd.nr_balance_failed = 0;
   }
   if (xp()) {
+    static constexpr const char* outcomes[] = {"moved", "balanced", "all_pinned", "running_pinned"};
+    explain_->data("outcome", outcome == MOVED && !ld_moved
+                                  ? (active_balance ? "active_balance" : "nothing_moved")
+                                  : outcomes[outcome]);
+    explain_->data("moved", ld_moved);
     if (outcome == MOVED)
       explain_->end(ld_moved ? fmt::format("moved {} task(s) from cpu{}", ld_moved, busiest_cpu)
                     : active_balance
@@ -984,8 +1012,11 @@ int KernelImpl::sched_idle_balance(int dst_cpu) {
       if (xp()) explain_->step(fmt::format("cpu{}: no task may move (failed)", src_cpu));
       continue;
     }
-    if (xp())
+    if (xp()) {
+      explain_->data("src_cpu", src_cpu);
+      explain_->data("pulled", task_label(moved->se.task));
       explain_->end(fmt::format("pulled {} from cpu{}", task_label(moved->se.task), src_cpu));
+    }
     detach_task_lb(*moved, dst_cpu);
     attach_task_lb(*moved, dst_cpu);
     sd.sib_pulled++;

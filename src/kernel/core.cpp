@@ -296,7 +296,10 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   if (t.nr_cpus_allowed > 1) {
     cpu = select_task_rq_fair(t, parent_cpu, SD_BALANCE_FORK, 0);
   }
-  if (xp()) explain_->end(fmt::format("cpu{}", cpu));
+  if (xp()) {
+    explain_->data("target_cpu", cpu);
+    explain_->end(fmt::format("cpu{}", cpu));
+  }
   if (!t.allowed[static_cast<size_t>(cpu)])
     cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
   charge(parent_cpu, static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
@@ -343,6 +346,8 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   if (xp()) {
     bool remote =
         feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu);
+    explain_->data("target_cpu", cpu);
+    explain_->data("remote_wake_list", remote ? 1 : 0);
     explain_->end(fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : ""));
   }
   ttwu_queue(p, cpu, wf);

@@ -56,8 +56,14 @@ bool Explain::begin(std::string_view kind, Time t, int cpu, std::string_view tas
   return true;
 }
 
-void Explain::field(std::string_view key, std::string_view value) {
-  if (active_) fields_.emplace_back(key, value);
+void Explain::add(std::string_view key, std::string_view value, bool number, bool text) {
+  if (!active_) return;
+  for (Field& f : fields_)
+    if (f.key == key) {
+      f = {std::string(key), std::string(value), number, text};
+      return;
+    }
+  fields_.push_back({std::string(key), std::string(value), number, text});
 }
 
 void Explain::step(std::string value) {
@@ -74,7 +80,8 @@ void Explain::end(std::string_view result) {
         fmt::format("[{:5}.{:06}] cpu{} {}", usecs / 1000000, usecs % 1000000, cpu_, kind_);
     if (!task_.empty()) line += " " + task_;
     line += ":";
-    for (const auto& [k, v] : fields_) line += " " + k + "=" + v;
+    for (const Field& f : fields_)
+      if (f.text) line += " " + f.key + "=" + f.value;
     for (const auto& s : steps_) line += " | " + s;
     line += " -> ";
     line += result;
@@ -84,7 +91,8 @@ void Explain::end(std::string_view result) {
   std::string j = fmt::format("{{\"t_ns\":{},\"cpu\":{},\"kind\":{},\"task\":{},\"fields\":{{", t_,
                               cpu_, json_string(kind_), json_string(task_));
   for (size_t i = 0; i < fields_.size(); ++i)
-    j += (i ? "," : "") + json_string(fields_[i].first) + ":" + json_string(fields_[i].second);
+    j += (i ? "," : "") + json_string(fields_[i].key) + ":" +
+         (fields_[i].number ? fields_[i].value : json_string(fields_[i].value));
   j += "},\"steps\":[";
   for (size_t i = 0; i < steps_.size(); ++i) j += (i ? "," : "") + json_string(steps_[i]);
   j += "],\"result\":" + json_string(result) + "}";

@@ -7,6 +7,9 @@
 //   [   0.104003] cpu2 wakeup cfs_thread-3: wake_wide=no want_affine=yes | ... | -> cpu5
 // JSON lines: {"t_ns":104003000,"cpu":2,"kind":"wakeup","task":"cfs_thread-3",
 //              "fields":{...},"steps":["...", ...],"result":"cpu5"}
+// where "fields" holds the text line's fields (numbers as JSON numbers) and, for jq and
+// scripts, the decision's figures that the text gives only inside its steps and result
+// (data(): e.g. a wakeup's chosen "cpu", a balance's group statistics and "moved").
 // At most `limit` records are written; the rest are counted (dropped()). set_filter keeps
 // only records at a simulated time in [from, to) and, with comms given, wakeup and fork
 // records of tasks with one of those comms (balance records name no task: they are left
@@ -34,8 +37,11 @@ class Explain {
   bool begin(std::string_view kind, Time t, int cpu, std::string_view task);
   void set_filter(Time from, Time to, std::vector<std::string> comms);
   bool active() const { return active_; }
-  void field(std::string_view key, std::string_view value);
-  void field(std::string_view key, long long value) { field(key, std::to_string(value)); }
+  void field(std::string_view key, std::string_view value) { add(key, value, false, true); }
+  void field(std::string_view key, long long value) { add(key, std::to_string(value), true, true); }
+  // JSON lines only; a key given twice keeps its last value (a balance pass that redoes).
+  void data(std::string_view key, std::string_view value) { add(key, value, false, false); }
+  void data(std::string_view key, long long value) { add(key, std::to_string(value), true, false); }
   void step(std::string value);
   void end(std::string_view result);
 
@@ -53,7 +59,13 @@ class Explain {
   std::string kind_, task_;
   Time t_ = 0;
   int cpu_ = 0;
-  std::vector<std::pair<std::string, std::string>> fields_;
+  struct Field {
+    std::string key, value;
+    bool number = false;  // written unquoted in JSON
+    bool text = true;     // shown in the text line
+  };
+  void add(std::string_view key, std::string_view value, bool number, bool text);
+  std::vector<Field> fields_;
   std::vector<std::string> steps_;
 };
 

@@ -203,6 +203,8 @@ class KernelImpl {
   std::string cpu_state(int cpu) const;  // "idle", "sched-idle", "busy (nr_running=2)"
   // "local 0-3: has_spare nr_running=1 idle_cpus=3 load=... util=... runnable=...
   // capacity=..." plus avg_load when computed: one group's statistics for --explain.
+  // --explain's JSON figures of a group's statistics, keys "<what>_nr_running" etc.
+  void group_stats_data(const char* what, int group, const sg_lb_stats& s);
   std::string group_stats_text(const char* what, int group, const sg_lb_stats& s) const;
 
   // tunables (ns), scaled by 1 + ilog2(min(ncpus, 8)) (fair-class.md §3.2)
