@@ -544,6 +544,26 @@ TEST(CliTrace, TimeWindowAndCommsSelectWhatIsRecorded) {
   Result lim = run(args + " --trace-limit 0", d);
   EXPECT_EQ(lim.status, 2);
   EXPECT_NE(lim.err.find("--trace-limit"), std::string::npos) << lim.err;
+
+  // Without a log to select from, the options are usage errors; a selection that leaves the
+  // logs empty is a warning naming what there was.
+  for (const char* alone : {"--trace-time 1,2", "--trace-comm x", "--trace-limit 5"}) {
+    Result a = run(args + " " + alone, d);
+    EXPECT_EQ(a.status, 2) << alone;
+    EXPECT_EQ(a.out, "") << alone;
+    EXPECT_NE(a.err.find("give one of them"), std::string::npos) << a.err;
+  }
+  const std::string f = " --ftrace " + (d / "g.txt").string();
+  Result late = run(args + f + " --trace-time 50,", d);
+  EXPECT_EQ(late.status, 0) << late.err;
+  EXPECT_NE(late.err.find("warning: --trace-time: the run ended at"), std::string::npos)
+      << late.err;
+  Result nocomm = run(args + f + " --trace-comm sched-messagin", d);
+  EXPECT_EQ(nocomm.status, 0) << nocomm.err;
+  EXPECT_NE(nocomm.err.find("warning: --trace-comm sched-messagin: no task of the run has this "
+                            "comm (they are sched-messaging)"),
+            std::string::npos)
+      << nocomm.err;
   fs::remove_all(d);
 }
 

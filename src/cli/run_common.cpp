@@ -1,8 +1,10 @@
 #include "cli/run_common.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -18,10 +20,30 @@
 
 namespace schedtwin::cli {
 
+namespace {
+
+// --trace-time, --trace-comm and --trace-limit only select what the logs record: given
+// without one they would do nothing without a word.
+void check_trace_selection(const CommonOptions& o) {
+  const bool traces = !o.trace_out.empty() || !o.ftrace_out.empty();
+  const bool logs = traces || !o.explain.empty();
+  if (!logs && (o.trace_from != 0 || o.trace_to != kTimeNever))
+    throw UsageError(
+        "--trace-time: selects what --trace, --ftrace and --explain record; give one of them");
+  if (!logs && !o.trace_comms.empty())
+    throw UsageError(
+        "--trace-comm: selects what --trace, --ftrace and --explain record; give one of them");
+  if (!traces && o.trace_limit != metrics::kDefaultTraceEventLimit)
+    throw UsageError("--trace-limit: bounds --trace and --ftrace; give one of them");
+}
+
+}  // namespace
+
 Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   // Before any simulation: a run must not end in "cannot write" after its work is done.
   if (!o.json_out.empty()) check_json_output(o.json_out);
   check_distinct_outputs(o);
+  check_trace_selection(o);
   Scenario s;
   s.machine = machine::load_machine(o.machine, where.machine);
   s.config.profile = kernel::make_profile(o.kernel, where.kernel);
@@ -291,6 +313,8 @@ struct TraceOutputs::Impl {
   std::string explain_path;
   std::unique_ptr<std::ofstream> explain_file;
   std::unique_ptr<kernel::Explain> explain;
+  Time trace_from = 0;
+  std::vector<std::string> trace_comms;
 };
 
 TraceOutputs::TraceOutputs() = default;
@@ -306,6 +330,32 @@ TraceOutputs::~TraceOutputs() {
     impl_->explain_file.reset();
     std::error_code ec;
     std::filesystem::remove(impl_->explain_path + ".tmp", ec);
+  }
+}
+
+// A window after the run's end, or a comm no task had, leaves the logs empty: say so, with
+// the comms there were (a task set's names are often not its comms, e.g. rt-app's
+// "cfs_thread" runs as cfs_thread-0, cfs_thread-1, ...).
+void TraceOutputs::warn_empty_selection(const kernel::Kernel& k) const {
+  const Impl& m = *impl_;
+  if (m.trace_from >= k.now())
+    fmt::print(stderr,
+               "schedtwin: warning: --trace-time: the run ended at {:.6f} s simulated, before "
+               "the window starts; nothing was recorded\n",
+               static_cast<double>(k.now()) / 1e9);
+  if (m.trace_comms.empty()) return;
+  std::vector<std::string> all;
+  for (int t = 0; t < k.nr_tasks(); ++t) all.push_back(metrics::trace_comm(k, t, 0));
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  for (const std::string& c : m.trace_comms) {
+    if (std::binary_search(all.begin(), all.end(), c) || c.rfind("swapper/", 0) == 0) continue;
+    const std::size_t shown = std::min<std::size_t>(all.size(), 8);
+    fmt::print(stderr,
+               "schedtwin: warning: --trace-comm {}: no task of the run has this comm (they are "
+               "{}{})\n",
+               c, fmt::join(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+               all.size() > shown ? fmt::format(" and {} more", all.size() - shown) : "");
   }
 }
 
@@ -329,6 +379,8 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
     }
     m.explain = std::make_unique<kernel::Explain>(*os, format, o.explain_limit);
     m.explain->set_filter(o.trace_from, o.trace_to, o.trace_comms);
+    m.trace_from = o.trace_from;
+    m.trace_comms = o.trace_comms;
     k.set_explain(m.explain.get());
   }
   if (o.trace_out.empty() && o.ftrace_out.empty() && o.occupancy_bin_ns <= 0) return out;
@@ -339,6 +391,8 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
   m.k = &k;
   m.trace_path = o.trace_out;
   m.ftrace_path = o.ftrace_out;
+  m.trace_from = o.trace_from;
+  m.trace_comms = o.trace_comms;
   std::vector<kernel::TraceSink*> sinks;
   if (!o.trace_out.empty()) {
     m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(
@@ -373,6 +427,7 @@ void TraceOutputs::finish() {
   Impl& m = *impl_;
   m.k->set_trace_sink(nullptr);
   m.k->set_explain(nullptr);
+  warn_empty_selection(*m.k);
   if (m.occupancy_recorder) {
     m.occupancy = m.occupancy_recorder->finish(m.k->now());
     m.occupancy_recorder.reset();

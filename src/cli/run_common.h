@@ -105,6 +105,7 @@ class TraceOutputs {
 
  private:
   friend TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k);
+  void warn_empty_selection(const kernel::Kernel& k) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
