@@ -80,6 +80,9 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
       {R"({"duration_s": 1, "groups": {"g": {"cpu.latency-nice": 0}}, "workloads": [{"schbench": []}]})",
        "cpu.latency-nice 0 is outside 1..100"},
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-m", "x"]}]})", "schbench arguments:"},
+      // Unknown words in the file's order (CLI11's own message lists them reversed).
+      {R"({"duration_s": 1, "workloads": [{"schbench": ["-q", "2", "-m", "1"]}]})",
+       "schbench arguments: unexpected -q 2 (not an option or argument of schbench)"},
       {R"({"duration_s": 1, "bogus": 1, "workloads": [{"schbench": []}]})",
        "unknown key \"bogus\""},
       // The file's machine, kernel and features are named by their place in it.

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <exception>
 #include <string>
@@ -181,6 +182,10 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int 
       rest.empty() ? std::string(e.what())
                    : fmt::format("The following argument{} not expected: {}",
                                  rest.size() > 1 ? "s were" : " was", fmt::join(rest, " "));
+  if (argc >= 2 && std::string_view(argv[1]) == "run" &&
+      std::any_of(rest.begin(), rest.end(),
+                  [](const std::string& r) { return r.rfind("--duration", 0) == 0; }))
+    return what + "; run has no --duration: a scenario runs for its file's \"duration_s\"";
   if (argc < 2 || std::string_view(argv[1]) != "compare") return what;
   for (int i = 2; i < argc; ++i)
     if (std::string_view(argv[i]) == "--") return what;

@@ -14,6 +14,7 @@
 #include "cli/run_cmd.h"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -76,6 +77,7 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
                 Define define) {
   CLI::App app{kind};
   define(app, a);
+  app.allow_extras();  // reported below in the file's order (CLI11 lists them reversed)
   std::vector<std::string> args;
   for (const JNode& x : arr.items) {
     if (x.kind != JNode::Kind::String)
@@ -88,6 +90,10 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
   } catch (const CLI::ParseError& e) {
     bad(file, arr, fmt::format("{} arguments: {}", kind, e.what()));
   }
+  if (const std::vector<std::string> rest = app.remaining(); !rest.empty())
+    bad(file, arr,
+        fmt::format("{} arguments: unexpected {} (not an option or argument of {})", kind,
+                    fmt::join(rest, " "), kind));
   // The subcommand's parser knows the common options, but in a scenario they are the whole
   // run's: taken here, they would be dropped without a word.
   static constexpr const char* kFileKeys[] = {"--machine", "--kernel", "--features", "--seed"};
