@@ -39,7 +39,8 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
                        ? "expected an integer below 2^64, got '" + v + "'"
                        : "expected a non-negative integer, got '" + v + "'";
           },
-          "UINT"))
+          ""))
+      ->type_name("UINT")
       ->capture_default_str();
   sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(range(100, 1000));
   sub.add_option("--json", o.json_out,
