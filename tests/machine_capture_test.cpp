@@ -1,5 +1,6 @@
 // capture_sysfs() on the sysfs trees under tests/fixtures/sysfs (made by make_sysfs_fixture.sh).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -133,6 +134,25 @@ TEST(MachineCapture, CpuInTwoCores) {
       std::string::npos)
       << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos);
+}
+
+// An attribute is read by the page up to 64 KiB: one that spans pages (a CPU list followed by
+// 5000 blanks) reads whole, one past 64 KiB is refused by name.
+TEST(MachineCapture, AttributesAreReadAcrossPagesUpTo64KiB) {
+  namespace fs = std::filesystem;
+  const fs::path tree =
+      fs::temp_directory_path() / ("schedtwin-capture-pages-" + std::to_string(::getpid()));
+  fs::remove_all(tree);
+  fs::copy(fixture("xeon-2s-smt2"), tree, fs::copy_options::recursive);
+  const fs::path online = tree / "sys/devices/system/cpu/online";
+  std::ofstream(online, std::ios::trunc) << "0-3" << std::string(5000, ' ') << "\n";
+  EXPECT_EQ(capture_sysfs(tree.string()).nr_cpus(), 4);
+  std::ofstream(online, std::ios::trunc) << "0-3" << std::string(65536, ' ');
+  const std::string msg = capture_error(tree.string());
+  EXPECT_NE(msg.find("cpu/online: larger than 65536 bytes; not a sysfs attribute"),
+            std::string::npos)
+      << msg;
+  fs::remove_all(tree);
 }
 
 }  // namespace

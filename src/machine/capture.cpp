@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -41,12 +42,16 @@ class Sysfs {
   static std::optional<std::string> read_optional(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     if (!in) return std::nullopt;
-    // sysfs attributes are at most a page; read a little more than that, never a whole disk.
-    std::string s(kMaxAttributeBytes + 1, '\0');
-    in.read(s.data(), static_cast<std::streamsize>(s.size()));
-    s.resize(static_cast<std::size_t>(in.gcount()));
-    if (s.size() > kMaxAttributeBytes)
-      fail(p, fmt::format("larger than {} bytes; not a sysfs attribute", kMaxAttributeBytes));
+    // sysfs attributes are at most a page: read by the page and stop past the bound, never
+    // a whole disk (and no 64 KiB buffer per attribute: a capture reads hundreds of them).
+    std::string s;
+    std::array<char, 4096> page;
+    do {
+      in.read(page.data(), static_cast<std::streamsize>(page.size()));
+      s.append(page.data(), static_cast<std::size_t>(in.gcount()));
+      if (s.size() > kMaxAttributeBytes)
+        fail(p, fmt::format("larger than {} bytes; not a sysfs attribute", kMaxAttributeBytes));
+    } while (in);
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
     return s;
   }
