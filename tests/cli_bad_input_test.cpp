@@ -710,7 +710,7 @@ std::vector<Case> cases() {
        {},
        "frobnicate",
        2,
-       "unknown subcommand 'frobnicate' (expected one of: machine, rt-app, messaging"},
+       "unknown subcommand 'frobnicate' (expected one of: reproduce, compare, rt-app, messaging"},
       {"UnknownMachineSubcommand",
        {},
        "machine frob",

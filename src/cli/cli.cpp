@@ -214,15 +214,16 @@ int main(int argc, char** argv) {
   app.name("schedtwin");
   app.require_subcommand(1);
   app.set_version_flag("--version", "schedtwin 0.1.0");
-  register_machine_commands(app);
-  register_domains_command(app);
-  register_rtapp_command(app);
-  register_messaging_commands(app);
-  register_pingpong_command(app);
-  register_run_command(app);
-  register_schbench_command(app);
+  // The main job and the A/B table first, then the workloads, then the machine tools.
   register_reproduce_command(app);
   register_compare_command(app);
+  register_rtapp_command(app);
+  register_messaging_commands(app);
+  register_schbench_command(app);
+  register_pingpong_command(app);
+  register_run_command(app);
+  register_machine_commands(app);
+  register_domains_command(app);
   register_calibrate_command(app);
   register_validate_command(app);
   register_features_command(app);

@@ -217,9 +217,8 @@ void register_reproduce_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
       "reproduce",
-      "Reproduce the published experiments of the four series and print the simulated table beside "
-      "the\n"
-      "published one, with the direction of each row marked. All four series are implemented.");
+      "Reproduce the published experiments of the four series (the main job) and print the\n"
+      "simulated table beside the published one, with the direction of each row marked.");
   sub->add_option("series", o->series,
                   "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
       ->check(CLI::IsMember(

@@ -369,9 +369,9 @@ void register_run_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
       "run",
-      "Run a scenario: several workloads (schbench, messaging, hackbench, pingpong) at once, each "
-      "in a task "
-      "group with cpu.weight / cpu.idle / cpu.latency-nice (see README, \"Scenarios\")");
+      "Run a scenario: several workloads (schbench, messaging, hackbench, pingpong) at once,\n"
+      "each in a task group with cpu.weight / cpu.idle / cpu.latency-nice, for the file's\n"
+      "duration_s (see README, \"Scenarios\").");
   sub->add_option("scenario", o->scenario, "Scenario file (JSON)")->required();
   add_common_options(*sub, o->common);
   sub->callback([o, sub] {
