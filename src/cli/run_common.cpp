@@ -33,7 +33,7 @@ void check_trace_selection(const CommonOptions& o) {
   if (!logs && !o.trace_comms.empty())
     throw UsageError(
         "--trace-comm: selects what --trace, --ftrace and --explain record; give one of them");
-  if (!traces && o.trace_limit != metrics::kDefaultTraceEventLimit)
+  if (!traces && o.trace_limit != CommonOptions{}.trace_limit)
     throw UsageError("--trace-limit: bounds --trace and --ftrace; give one of them");
 }
 
@@ -313,8 +313,7 @@ struct TraceOutputs::Impl {
   std::string explain_path;
   std::unique_ptr<std::ofstream> explain_file;
   std::unique_ptr<kernel::Explain> explain;
-  Time trace_from = 0;
-  std::vector<std::string> trace_comms;
+  metrics::TraceFilter selection;  // --trace-time, --trace-comm
 };
 
 TraceOutputs::TraceOutputs() = default;
@@ -338,17 +337,17 @@ TraceOutputs::~TraceOutputs() {
 // "cfs_thread" runs as cfs_thread-0, cfs_thread-1, ...).
 void TraceOutputs::warn_empty_selection(const kernel::Kernel& k) const {
   const Impl& m = *impl_;
-  if (m.trace_from >= k.now())
+  if (m.selection.from >= k.now())
     fmt::print(stderr,
                "schedtwin: warning: --trace-time: the run ended at {:.6f} s simulated, before "
                "the window starts; nothing was recorded\n",
                static_cast<double>(k.now()) / 1e9);
-  if (m.trace_comms.empty()) return;
+  if (m.selection.comms.empty()) return;
   std::vector<std::string> all;
   for (int t = 0; t < k.nr_tasks(); ++t) all.push_back(metrics::trace_comm(k, t, 0));
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
-  for (const std::string& c : m.trace_comms) {
+  for (const std::string& c : m.selection.comms) {
     if (std::binary_search(all.begin(), all.end(), c) || c.rfind("swapper/", 0) == 0) continue;
     const std::size_t shown = std::min<std::size_t>(all.size(), 8);
     fmt::print(stderr,
@@ -378,9 +377,8 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
       os = m.explain_file.get();
     }
     m.explain = std::make_unique<kernel::Explain>(*os, format, o.explain_limit);
+    m.selection = {o.trace_from, o.trace_to, o.trace_comms};
     m.explain->set_filter(o.trace_from, o.trace_to, o.trace_comms);
-    m.trace_from = o.trace_from;
-    m.trace_comms = o.trace_comms;
     k.set_explain(m.explain.get());
   }
   if (o.trace_out.empty() && o.ftrace_out.empty() && o.occupancy_bin_ns <= 0) return out;
@@ -391,17 +389,14 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
   m.k = &k;
   m.trace_path = o.trace_out;
   m.ftrace_path = o.ftrace_out;
-  m.trace_from = o.trace_from;
-  m.trace_comms = o.trace_comms;
+  m.selection = {o.trace_from, o.trace_to, o.trace_comms};
   std::vector<kernel::TraceSink*> sinks;
   if (!o.trace_out.empty()) {
-    m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(
-        k, o.trace_limit, metrics::TraceFilter{o.trace_from, o.trace_to, o.trace_comms});
+    m.perfetto = std::make_unique<metrics::PerfettoTraceWriter>(k, o.trace_limit, m.selection);
     sinks.push_back(m.perfetto.get());
   }
   if (!o.ftrace_out.empty()) {
-    m.ftrace = std::make_unique<metrics::FtraceTextWriter>(
-        k, o.trace_limit, metrics::TraceFilter{o.trace_from, o.trace_to, o.trace_comms});
+    m.ftrace = std::make_unique<metrics::FtraceTextWriter>(k, o.trace_limit, m.selection);
     sinks.push_back(m.ftrace.get());
   }
   if (o.occupancy_bin_ns > 0) {

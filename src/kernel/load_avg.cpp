@@ -177,22 +177,19 @@ void KernelImpl::update_tg_cfs_load(cfs_rq& cfs, sched_entity& se, cfs_rq& gcfs,
       static_cast<std::uint64_t>(se.load.weight) * static_cast<std::uint64_t>(runnable_sum);
   const auto load_avg = static_cast<unsigned long>(load_sum / divider);
   const long delta_avg = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
-  if (!pelt_sum_lower_bound()) {
-    se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
-    if (!delta_avg) return;
-    se.avg.load_avg = load_avg;
-    add_positive(cfs.avg.load_avg, delta_avg);
-    cfs.avg.load_sum = static_cast<std::uint64_t>(cfs.avg.load_avg) * divider;
-    return;
-  }
+  if (!pelt_sum_lower_bound()) se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
   if (!delta_avg) return;
   const long delta_sum =
       static_cast<long>(load_sum) - static_cast<long>(se.load.weight * se.avg.load_sum);
   se.avg.load_sum = static_cast<std::uint64_t>(runnable_sum);
   se.avg.load_avg = load_avg;
   add_positive(cfs.avg.load_avg, delta_avg);
-  add_positive(cfs.avg.load_sum, delta_sum);
-  clamp_sum_to_min_divider(cfs.avg.load_sum, cfs.avg.load_avg);
+  if (pelt_sum_lower_bound()) {
+    add_positive(cfs.avg.load_sum, delta_sum);
+    clamp_sum_to_min_divider(cfs.avg.load_sum, cfs.avg.load_avg);
+  } else {
+    cfs.avg.load_sum = static_cast<std::uint64_t>(cfs.avg.load_avg) * divider;
+  }
 }
 
 // detach_entity_cfs_rq (fair.c v5.15): a runnable task leaving by migration takes its
