@@ -3,20 +3,14 @@
 //   cpu/online=0-3              a file (the content, then "\n" as sysfs writes it)
 //   node/node0                  a line without '=' is a directory
 // Path components are [A-Za-z0-9_.-]+ (not "." or ".."), at most kMaxDepth of them; other
-// lines are skipped, so nothing is written outside the temporary sysroot (a directory under
-// $TMPDIR, else /dev/shm, else /tmp, made once per process). The tree is made equal to the
-// input's, then captured; a captured machine goes through the dump round trip and kSimNs of
-// a fixed task set, as in machine_fuzz. See README.md.
-#include <unistd.h>
-
+// lines are skipped. The tree is held in memory and captured through a SysfsSource; a
+// captured machine goes through the dump round trip and kSimNs of a fixed task set, as in
+// machine_fuzz. See README.md.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,8 +20,6 @@
 #include "machine/capture.h"
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr int kMaxDepth = 8;
 constexpr std::size_t kMaxEntries = 4096;
@@ -87,78 +79,68 @@ Tree plan(std::string_view text) {
   return t;
 }
 
-[[noreturn]] void fs_failed(const fs::path& p, const std::error_code& ec) {
-  std::fprintf(stderr, "capture_fuzz: %s: %s\n", p.c_str(), ec.message().c_str());
-  std::abort();
-}
+// The tree as capture_sysfs sees it, under kSysroot. Held in memory: written to a tmpfs and
+// read back, the same 2128 inputs replayed in 12.1 s instead of 5.2 s, mostly in file system
+// calls; the file system reader (DiskSysfs) is covered by tests/machine_capture_test.cpp.
+constexpr const char* kSysroot = "/fuzz";
 
-// The sysroot of one fuzzing process, removed at exit. The tree on disk only caches the
-// previous input's tree: materialise() makes it equal to the new input's exactly (rewriting
-// only what differs, which is most of the speed of this harness), so a run's outcome depends
-// on its input alone.
-class Sysroot {
+class TreeSource final : public schedtwin::machine::SysfsSource {
  public:
-  Sysroot() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string base = tmp && *tmp ? tmp : (fs::is_directory("/dev/shm") ? "/dev/shm" : "/tmp");
-    std::string templ = base + "/schedtwin-capture-fuzz-XXXXXX";
-    if (!mkdtemp(templ.data())) std::abort();
-    root_ = templ;
-    system_ = root_ / "sys/devices/system";
-    std::error_code ec;
-    fs::create_directories(system_, ec);
-    if (ec) fs_failed(system_, ec);
-  }
-  ~Sysroot() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  Sysroot(const Sysroot&) = delete;
-  Sysroot& operator=(const Sysroot&) = delete;
+  explicit TreeSource(const Tree& t)
+      : t_(t), base_(std::string(kSysroot) + "/sys/devices/system") {}
 
-  const fs::path& root() const { return root_; }
+  std::optional<std::string> read(const std::string& path) const override {
+    const std::optional<std::string> rel = relative(path);
+    if (!rel) return std::nullopt;
+    auto it = t_.files.find(*rel);
+    if (it == t_.files.end()) return std::nullopt;
+    return it->second;
+  }
 
-  void materialise(Tree want) {
-    std::error_code ec;
-    for (const auto& [p, content] : have_.files)
-      if (!want.files.count(p) && !fs::remove(system_ / p, ec)) fs_failed(system_ / p, ec);
-    // Deepest first: "a/b" sorts after "a".
-    for (auto it = have_.dirs.rbegin(); it != have_.dirs.rend(); ++it)
-      if (!want.dirs.count(*it) && fs::exists(system_ / *it)) {
-        fs::remove_all(system_ / *it, ec);
-        if (ec) fs_failed(system_ / *it, ec);
+  std::vector<std::string> list(const std::string& path) const override {
+    std::vector<std::string> out;
+    const std::optional<std::string> rel = relative(path);
+    if (!rel || (!rel->empty() && !t_.dirs.count(*rel))) return out;
+    const std::string prefix = rel->empty() ? "" : *rel + "/";
+    auto add_children = [&](auto begin, auto end, auto key) {
+      for (auto it = begin; it != end; ++it) {
+        const std::string& p = key(*it);
+        if (p.compare(0, prefix.size(), prefix) != 0) break;
+        const std::string name =
+            p.substr(prefix.size(), p.find('/', prefix.size()) - prefix.size());
+        if (out.empty() || out.back() != name) out.push_back(name);
       }
-    for (const std::string& d : want.dirs)
-      if (!have_.dirs.count(d)) {
-        fs::create_directories(system_ / d, ec);
-        if (ec) fs_failed(system_ / d, ec);
-      }
-    for (const auto& [p, content] : want.files) {
-      auto old = have_.files.find(p);
-      if (old != have_.files.end() && old->second == content) continue;
-      std::ofstream out(system_ / p, std::ios::binary | std::ios::trunc);
-      out << content;
-      if (!out) fs_failed(system_ / p, std::make_error_code(std::errc::io_error));
-    }
-    have_ = std::move(want);
+    };
+    add_children(t_.files.lower_bound(prefix), t_.files.end(),
+                 [](const auto& kv) -> const std::string& { return kv.first; });
+    add_children(t_.dirs.lower_bound(prefix), t_.dirs.end(),
+                 [](const std::string& d) -> const std::string& { return d; });
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 
  private:
-  fs::path root_, system_;
-  Tree have_;
+  // "" for the base itself; nullopt outside it.
+  std::optional<std::string> relative(const std::string& path) const {
+    if (path.compare(0, base_.size(), base_) != 0) return std::nullopt;
+    if (path.size() == base_.size()) return std::string();
+    if (path[base_.size()] != '/') return std::nullopt;
+    return path.substr(base_.size() + 1);
+  }
+
+  const Tree& t_;
+  std::string base_;
 };
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace schedtwin;
-  // Harness state, not the library's: the scratch directory of this process.
-  static Sysroot sysroot;
-  sysroot.materialise(plan(std::string_view(reinterpret_cast<const char*>(data), size)));
-
+  const Tree tree = plan(std::string_view(reinterpret_cast<const char*>(data), size));
   machine::Machine m;
   try {
-    m = machine::capture_sysfs(sysroot.root().string());
+    m = machine::capture_sysfs(TreeSource(tree), kSysroot);
   } catch (const InputError&) {
     return 0;  // the expected outcome for a bad tree
   }

@@ -43,19 +43,15 @@ for t in $targets; do
   mkdir -p "$work/corpus"
   log=$work/last-run.log
   echo "== $t: ${secs} s"
-  # capture_fuzz writes its trees under TMPDIR: one scratch directory per run, removed after
-  # it even when the harness died on a finding.
-  scratch=$(mktemp -d /dev/shm/schedtwin-fuzz.XXXXXX 2>/dev/null || mktemp -d)
   seed_opt=
   [ -n "${FUZZ_SEED:-}" ] && seed_opt="-seed=$FUZZ_SEED"
   set +e
   # shellcheck disable=SC2086
-  (cd "$work" && TMPDIR=$scratch "$build/fuzz/${t}_fuzz" $seed_opt -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  (cd "$work" && "$build/fuzz/${t}_fuzz" $seed_opt -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -dict="$root/fuzz/$t.dict" -artifact_prefix="$work/" \
     "$work/corpus" "$root/fuzz/corpus/$t") >"$log" 2>&1
   rc=$?
   set -e
-  rm -rf "$scratch"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -n 1)

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "engine/error.h"
@@ -153,6 +154,91 @@ TEST(MachineCapture, AttributesAreReadAcrossPagesUpTo64KiB) {
             std::string::npos)
       << msg;
   fs::remove_all(tree);
+}
+
+TEST(MachineCapture, DirectoryInPlaceOfAnAttributeIsMissing) {
+  namespace fs = std::filesystem;
+  const fs::path tree =
+      fs::temp_directory_path() / ("schedtwin-capture-dir-" + std::to_string(::getpid()));
+  fs::remove_all(tree);
+  fs::copy(fixture("xeon-2s-smt2"), tree, fs::copy_options::recursive);
+  const fs::path online = tree / "sys/devices/system/cpu/online";
+  fs::remove(online);
+  fs::create_directory(online);
+  const std::string msg = capture_error(tree.string());
+  EXPECT_NE(msg.find("cpu/online: missing or unreadable"), std::string::npos) << msg;
+  fs::remove_all(tree);
+}
+
+// A tree held in memory: a path -> content map; list() answers in reverse order, so the
+// capture must sort what it lists.
+class MapSource final : public SysfsSource {
+ public:
+  explicit MapSource(std::map<std::string, std::string> files) : files_(std::move(files)) {}
+  std::optional<std::string> read(const std::string& path) const override {
+    auto it = files_.find(path);
+    if (it == files_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> list(const std::string& path) const override {
+    std::vector<std::string> out;
+    const std::string prefix = path + "/";
+    for (const auto& [p, content] : files_) {
+      if (p.compare(0, prefix.size(), prefix) != 0) continue;
+      const std::string name = p.substr(prefix.size(), p.find('/', prefix.size()) - prefix.size());
+      if (out.empty() || out.front() != name) out.insert(out.begin(), name);
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, std::string> files_;
+};
+
+TEST(MachineCapture, ReadsThroughAnySysfsSource) {
+  const std::string s = "/mem/sys/devices/system/";
+  std::map<std::string, std::string> f = {{s + "cpu/online", "0-1\n"},
+                                          {s + "cpu/cpuidle/current_driver", "intel_idle\n"}};
+  for (int c = 0; c < 2; ++c) {
+    const std::string cpu = s + "cpu/cpu" + std::to_string(c) + "/";
+    f[cpu + "topology/core_id"] = "0\n";
+    f[cpu + "topology/physical_package_id"] = "0\n";
+    f[cpu + "topology/thread_siblings_list"] = "0-1\n";
+    f[cpu + "cache/index0/level"] = "1\n";
+    f[cpu + "cache/index0/type"] = "Data\n";
+    f[cpu + "cache/index0/shared_cpu_list"] = "0-1\n";
+    f[cpu + "cache/index2/level"] = "3\n";
+    f[cpu + "cache/index2/type"] = "Unified\n";
+    f[cpu + "cache/index2/shared_cpu_list"] = "0-1\n";
+    f[cpu + "cache/index1/level"] = "2\n";  // listed after index2: the highest level wins
+    f[cpu + "cache/index1/type"] = "Unified\n";
+    f[cpu + "cache/index1/shared_cpu_list"] = std::to_string(c) + "\n";
+  }
+  for (int k = 0; k < 2; ++k) {
+    const std::string st = s + "cpu/cpu0/cpuidle/state" + std::to_string(k) + "/";
+    f[st + "name"] = k == 0 ? "POLL\n" : "C1\n";
+    f[st + "latency"] = "0\n";  // equal: only the listing's sort orders them
+    f[st + "residency"] = k == 0 ? "0\n" : "2\n";
+  }
+  Machine m = capture_sysfs(MapSource(f), "/mem");
+  ASSERT_EQ(m.nr_cpus(), 2);
+  EXPECT_EQ(m.smt_width(), 2);
+  EXPECT_EQ(m.llc_cpus(0), (std::vector<int>{0, 1}));  // index2 (level 3), not index1
+  ASSERT_EQ(m.idle_states.size(), 2u);
+  EXPECT_EQ(m.idle_states[0].name, "POLL");
+  EXPECT_EQ(m.idle_states[1].target_residency_ns, 2000);
+  EXPECT_NE(m.description.find("/mem/sys/devices/system"), std::string::npos) << m.description;
+
+  f[s + "cpu/cpu1/topology/core_id"] = "1\n";
+  try {
+    capture_sysfs(MapSource(f), "/mem");
+    ADD_FAILURE() << "siblings in two cores were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/mem/sys/devices/system/cpu/cpu0/topology/"
+                                         "thread_siblings_list: CPU 0 and CPU 1 are SMT siblings"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

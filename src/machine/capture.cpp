@@ -24,12 +24,11 @@ namespace fs = std::filesystem;
 // The figures used when nothing better is known; they equal the xeon-e5-2650v4 preset's.
 constexpr const char* kUncalibrated = "uncalibrated default; run schedtwin calibrate";
 
+// Paths and primitives of one capture: attributes read through `src`, errors naming the file.
 class Sysfs {
  public:
-  static constexpr std::size_t kMaxAttributeBytes = 1 << 16;
-
-  explicit Sysfs(const std::string& sysroot)
-      : base_(fs::path(sysroot.empty() ? "/" : sysroot) / "sys/devices/system") {}
+  Sysfs(const SysfsSource& src, const std::string& sysroot)
+      : src_(src), base_(fs::path(sysroot.empty() ? "/" : sysroot) / "sys/devices/system") {}
 
   fs::path cpu(const std::string& rel) const { return base_ / "cpu" / rel; }
   fs::path node_dir() const { return base_ / "node"; }
@@ -39,30 +38,24 @@ class Sysfs {
     throw InputError(fmt::format("{}: {}", p.string(), what));
   }
 
-  static std::optional<std::string> read_optional(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return std::nullopt;
-    // sysfs attributes are at most a page: read by the page and stop past the bound, never
-    // a whole disk (and no 64 KiB buffer per attribute: a capture reads hundreds of them).
-    std::string s;
-    std::array<char, 4096> page;
-    do {
-      in.read(page.data(), static_cast<std::streamsize>(page.size()));
-      s.append(page.data(), static_cast<std::size_t>(in.gcount()));
-      if (s.size() > kMaxAttributeBytes)
-        fail(p, fmt::format("larger than {} bytes; not a sysfs attribute", kMaxAttributeBytes));
-    } while (in);
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  std::optional<std::string> read_optional(const fs::path& p) const {
+    std::optional<std::string> s = src_.read(p.string());
+    if (!s) return s;
+    if (s->size() > SysfsSource::kMaxAttributeBytes)
+      fail(p, fmt::format("larger than {} bytes; not a sysfs attribute",
+                          SysfsSource::kMaxAttributeBytes));
+    while (!s->empty() && (s->back() == '\n' || s->back() == ' ' || s->back() == '\r'))
+      s->pop_back();
     return s;
   }
 
-  static std::string read(const fs::path& p) {
+  std::string read(const fs::path& p) const {
     auto s = read_optional(p);
     if (!s) fail(p, "missing or unreadable (needed to capture the machine)");
     return *s;
   }
 
-  static long long read_int(const fs::path& p) { return to_int(p, read(p)); }
+  long long read_int(const fs::path& p) const { return to_int(p, read(p)); }
 
   static long long to_int(const fs::path& p, const std::string& s) {
     long long v = 0;
@@ -72,7 +65,7 @@ class Sysfs {
     return v;
   }
 
-  static std::vector<int> read_list(const fs::path& p) {
+  std::vector<int> read_list(const fs::path& p) const {
     const std::string s = read(p);
     try {
       return parse_cpu_list(s);
@@ -82,14 +75,9 @@ class Sysfs {
   }
 
   // Sorted numeric suffixes of the entries of dir named <prefix><number>.
-  static std::vector<int> numbered_entries(const fs::path& dir, const std::string& prefix) {
+  std::vector<int> numbered_entries(const fs::path& dir, const std::string& prefix) const {
     std::vector<int> out;
-    std::error_code ec;
-    fs::directory_iterator it(dir, ec), end;
-    if (ec) return out;
-    for (; it != end; it.increment(ec)) {
-      if (ec) break;
-      const std::string name = it->path().filename().string();
+    for (const std::string& name : src_.list(dir.string())) {
       if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
       int v = 0;
       auto [p, e] = std::from_chars(name.data() + prefix.size(), name.data() + name.size(), v);
@@ -100,7 +88,40 @@ class Sysfs {
   }
 
  private:
+  const SysfsSource& src_;
   fs::path base_;
+};
+
+// The file system itself.
+class DiskSysfs final : public SysfsSource {
+ public:
+  std::optional<std::string> read(const std::string& path) const override {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return std::nullopt;  // opens, but reads no bytes
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    // sysfs attributes are at most a page: read by the page and stop past the bound, never
+    // a whole disk (and no 64 KiB buffer per attribute: a capture reads hundreds of them).
+    std::string s;
+    std::array<char, 4096> page;
+    do {
+      in.read(page.data(), static_cast<std::streamsize>(page.size()));
+      s.append(page.data(), static_cast<std::size_t>(in.gcount()));
+    } while (in && s.size() <= kMaxAttributeBytes);
+    return s;
+  }
+
+  std::vector<std::string> list(const std::string& path) const override {
+    std::vector<std::string> out;
+    std::error_code ec;
+    fs::directory_iterator it(path, ec), end;
+    if (ec) return out;
+    for (; it != end; it.increment(ec)) {
+      if (ec) break;
+      out.push_back(it->path().filename().string());
+    }
+    return out;
+  }
 };
 
 std::vector<int> intersect(const std::vector<int>& a, const std::vector<int>& b) {
@@ -139,10 +160,12 @@ std::vector<int> partition(const std::vector<int>& online,
 
 }  // namespace
 
-Machine capture_sysfs(const std::string& sysroot) {
-  const Sysfs sys(sysroot);
+Machine capture_sysfs(const std::string& sysroot) { return capture_sysfs(DiskSysfs(), sysroot); }
+
+Machine capture_sysfs(const SysfsSource& source, const std::string& sysroot) {
+  const Sysfs sys(source, sysroot);
   const fs::path online_file = sys.cpu("online");
-  std::vector<int> online = Sysfs::read_list(online_file);
+  std::vector<int> online = sys.read_list(online_file);
   if (online.empty()) Sysfs::fail(online_file, "lists no CPU");
   if (online.size() > static_cast<size_t>(Machine::kMaxCpus))
     Sysfs::fail(online_file,
@@ -160,15 +183,15 @@ Machine capture_sysfs(const std::string& sysroot) {
   for (size_t i = 0; i < n; ++i) {
     const std::string cpu = "cpu" + std::to_string(online[i]);
     const fs::path topo = sys.cpu(cpu + "/topology");
-    core_id[i] = Sysfs::read_int(topo / "core_id");
-    package_id[i] = Sysfs::read_int(topo / "physical_package_id");
+    core_id[i] = sys.read_int(topo / "core_id");
+    package_id[i] = sys.read_int(topo / "physical_package_id");
     sibling_files[i] = topo / "thread_siblings_list";
-    siblings[i] = intersect(Sysfs::read_list(sibling_files[i]), online);
+    siblings[i] = intersect(sys.read_list(sibling_files[i]), online);
 
     cluster_files[i] = topo / "cluster_cpus_list";
-    if (Sysfs::read_optional(cluster_files[i])) {
-      clusters[i] = intersect(Sysfs::read_list(cluster_files[i]), online);
-    } else if (auto id = Sysfs::read_optional(topo / "cluster_id")) {
+    if (sys.read_optional(cluster_files[i])) {
+      clusters[i] = intersect(sys.read_list(cluster_files[i]), online);
+    } else if (auto id = sys.read_optional(topo / "cluster_id")) {
       cluster_id[i] = Sysfs::to_int(topo / "cluster_id", *id);
       cluster_files[i] = topo / "cluster_id";
       cluster_by_id[{package_id[i], *cluster_id[i]}].push_back(online[i]);
@@ -178,20 +201,20 @@ Machine capture_sysfs(const std::string& sysroot) {
 
     // The LLC is the highest-level data or unified cache.
     int best_level = -1;
-    for (int k : Sysfs::numbered_entries(sys.cpu(cpu + "/cache"), "index")) {
+    for (int k : sys.numbered_entries(sys.cpu(cpu + "/cache"), "index")) {
       const fs::path idx = sys.cpu(cpu + "/cache/index" + std::to_string(k));
-      if (auto type = Sysfs::read_optional(idx / "type"); type && *type == "Instruction") continue;
-      const int level = static_cast<int>(Sysfs::read_int(idx / "level"));
+      if (auto type = sys.read_optional(idx / "type"); type && *type == "Instruction") continue;
+      const int level = static_cast<int>(sys.read_int(idx / "level"));
       if (level > best_level) {
         best_level = level;
         llc_files[i] = idx / "shared_cpu_list";
-        llcs[i] = intersect(Sysfs::read_list(llc_files[i]), online);
+        llcs[i] = intersect(sys.read_list(llc_files[i]), online);
       }
     }
     if (best_level < 0) have_llc = false;
 
     const fs::path cap_file = sys.cpu(cpu + "/cpu_capacity");
-    if (auto cap = Sysfs::read_optional(cap_file)) {
+    if (auto cap = sys.read_optional(cap_file)) {
       const long long v = Sysfs::to_int(cap_file, *cap);
       if (v < 1 || v > 1024)
         Sysfs::fail(cap_file, fmt::format("capacity {} is outside 1..1024", v));
@@ -272,7 +295,7 @@ Machine capture_sysfs(const std::string& sysroot) {
                   sys.root(), have_clusters ? ", cluster" : "", llc_note, renumbered);
 
   // NUMA nodes.
-  const std::vector<int> nodes = Sysfs::numbered_entries(sys.node_dir(), "node");
+  const std::vector<int> nodes = sys.numbered_entries(sys.node_dir(), "node");
   if (nodes.empty()) {
     m.numa_distance = {{10}};
     m.numa_source = fmt::format("no {}: one node", sys.node_dir().string());
@@ -280,7 +303,7 @@ Machine capture_sysfs(const std::string& sysroot) {
     std::vector<int> node_of(n, -1);
     for (size_t k = 0; k < nodes.size(); ++k) {
       const fs::path dir = sys.node_dir() / ("node" + std::to_string(nodes[k]));
-      for (int cpu : Sysfs::read_list(dir / "cpulist")) {
+      for (int cpu : sys.read_list(dir / "cpulist")) {
         auto it = std::lower_bound(online.begin(), online.end(), cpu);
         if (it == online.end() || *it != cpu) continue;  // offline CPU
         const size_t i = static_cast<size_t>(it - online.begin());
@@ -289,7 +312,7 @@ Machine capture_sysfs(const std::string& sysroot) {
                                                    nodes[static_cast<size_t>(node_of[i])]));
         node_of[i] = static_cast<int>(k);
       }
-      std::istringstream row(Sysfs::read(dir / "distance"));
+      std::istringstream row(sys.read(dir / "distance"));
       std::vector<int> d;
       std::string tok;
       while (row >> tok) d.push_back(static_cast<int>(Sysfs::to_int(dir / "distance", tok)));
@@ -310,15 +333,15 @@ Machine capture_sysfs(const std::string& sysroot) {
   // machines we model). Disabled states are left out.
   const std::string idle_dir = "cpu" + std::to_string(online.front()) + "/cpuidle";
   const std::string driver =
-      Sysfs::read_optional(sys.cpu("cpuidle/current_driver")).value_or("unknown driver");
-  for (int k : Sysfs::numbered_entries(sys.cpu(idle_dir), "state")) {
+      sys.read_optional(sys.cpu("cpuidle/current_driver")).value_or("unknown driver");
+  for (int k : sys.numbered_entries(sys.cpu(idle_dir), "state")) {
     const fs::path st = sys.cpu(idle_dir + "/state" + std::to_string(k));
-    if (Sysfs::read_optional(st / "disable").value_or("0") == "1") continue;
+    if (sys.read_optional(st / "disable").value_or("0") == "1") continue;
     IdleState s;
-    s.name = Sysfs::read(st / "name");
+    s.name = sys.read(st / "name");
     // Microseconds; bounded before converting so that the product cannot overflow.
     auto read_us = [&](const char* file) {
-      const long long us = Sysfs::read_int(st / file);
+      const long long us = sys.read_int(st / file);
       if (us < 0 || us > Machine::kMaxTimeNs / kNsPerUs)
         Sysfs::fail(st / file,
                     fmt::format("{} us is outside 0..{} us", us, Machine::kMaxTimeNs / kNsPerUs));

@@ -1,6 +1,9 @@
 // Capture of a machine's topology from Linux sysfs (DESIGN.md §5, the "host" machine).
 #pragma once
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "machine/machine.h"
 
@@ -22,5 +25,24 @@ namespace schedtwin::machine {
 // calibrate". Throws InputError naming the missing or malformed file, or the inconsistency
 // (e.g. a CPU listed in two cores).
 Machine capture_sysfs(const std::string& sysroot = "");
+
+// Where capture_sysfs reads: the file system by default; a tree held in memory in the fuzz
+// harness (fuzz/capture_fuzz.cpp), which would otherwise spend most of its time writing and
+// reading files. Paths are absolute, "<sysroot>/sys/devices/system/...".
+class SysfsSource {
+ public:
+  // An attribute larger than this is refused (sysfs attributes are at most a page).
+  static constexpr std::size_t kMaxAttributeBytes = 1 << 16;
+
+  virtual ~SysfsSource() = default;
+  // The attribute's bytes as read (a trailing newline included); nullopt if it is missing,
+  // unreadable or a directory. May stop reading once more than kMaxAttributeBytes are read.
+  virtual std::optional<std::string> read(const std::string& path) const = 0;
+  // The names of a directory's entries, in any order; empty if it is none or unreadable.
+  virtual std::vector<std::string> list(const std::string& path) const = 0;
+};
+
+// As above, reading through `source`.
+Machine capture_sysfs(const SysfsSource& source, const std::string& sysroot);
 
 }  // namespace schedtwin::machine
