@@ -50,7 +50,8 @@ CLI::Validator file_name();
 
 // CLI::Range with an error a user can act on: "expected an integer in [1, 10000], got 'abc'"
 // (CLI::Range says "Value abc not in range 1 to 10000", also for text that is no number).
-// The help shows "INT in [1 - 10000]" as CLI::Range does.
+// The help shows "INT:[1 - 10000]" (CLI::Range's "INT:INT in [1 - 10000]" names the type twice),
+// in the shape CLI::IsMember gives a choice: "TEXT:{text,jsonl}".
 template <typename T>
 CLI::Validator range(T lo, T hi) {
   constexpr bool integral = std::is_integral_v<T>;
@@ -61,7 +62,7 @@ CLI::Validator range(T lo, T hi) {
         return fmt::format("expected {} in [{}, {}], got '{}'",
                            integral ? "an integer" : "a number", lo, hi, v);
       },
-      fmt::format("{} in [{} - {}]", integral ? "INT" : "FLOAT", lo, hi));
+      fmt::format("[{} - {}]", lo, hi));
 }
 // The long names add_common_options defines ("--machine", "--kernel", ...), in its order.
 std::vector<std::string> common_option_names();
