@@ -201,3 +201,70 @@ TEST(Wakeup, ForkPlacementKeepsTheNumaImbalanceTheProfileAllows) {
     }
   }
 }
+
+// wake_affine_idle from v5.11 (d8fcb81f1acf): an idle prev_cpu is kept before
+// wake_affine_weight is asked, and the decision counts as ttwu_move_affine. Two LLCs {0,1}
+// {2,3}: the waker on CPU 0 wakes (not sync) a task that last ran on the idle CPU 2. v5.7
+// asks wake_affine_weight, which keeps prev as well, uncounted; v5.17 and v6.0 count it in
+// CPU 0's domain1, the domain that spans both.
+TEST(Wakeup, AnIdlePrevIsAnAffineDecisionFromV511) {
+  for (const char* profile : {"v5.7", "v5.17", "v6.0"}) {
+    Config c;
+    c.profile = make_profile(profile);
+    Kernel k(flat_machine(2, 2), c);
+    ShortBody wakee;
+    TaskId t = k.create_task({.name = "wakee", .cpus = {2}}, &wakee);
+    k.run_until(ms(1));
+    k.set_affinity(t, {});
+    WakerBody w;
+    w.k = &k;
+    w.wakees = {t};
+    w.rounds = 1;
+    k.create_task({.name = "waker", .cpus = {0}}, &w);
+    k.run_until(ms(2));
+    ASSERT_EQ(w.woken, 1) << profile;
+    EXPECT_EQ(k.task_cpu(t), 2) << profile;
+    const bool v511 = std::string(profile) != "v5.7";
+    EXPECT_EQ(schedstat_fields(k.schedstat(), "domain1 ", "cpu0 ")[34], v511 ? 1u : 0u) << profile;
+  }
+}
+
+// p->recent_used_cpu (fair.c): up to v5.14 the CPU p last woke another task from (here never:
+// it stays p's fork CPU), from v5.15 (89aafd67f28c) p's prev at its previous wakeup. One LLC
+// of 6 CPUs; the waker runs on CPU 0, hogs on 1 and 5. p last ran on CPU 2, now taken by
+// hog A, so the first wakeup scans and finds CPU 3. A then moves to CPU 3, leaving 2 and 4
+// idle, and the second wakeup of p (prev 3, busy; target 3 from wake_affine_weight) takes
+// its recent_used_cpu 2 from v5.15, where v5.7 scans on from 3 and finds 4.
+TEST(Wakeup, RecentUsedCpuIsThePrevOfTheLastWakeupFromV515) {
+  // Always running, in steps of 10 us (a task changes CPU under set_affinity at a step's end).
+  struct ChunkBody : TaskBody {
+    Step next(TaskId, Time) override { return Step::run(us(10)); }
+  };
+  for (const char* profile : {"v5.7", "v5.17", "v6.6"}) {
+    Config c;
+    c.profile = make_profile(profile);
+    Kernel k(flat_machine(1, 6), c);
+    ChunkBody hog_a;
+    BusyBody hog_b, hog_d;
+    ShortBody wakee;
+    TaskId t = k.create_task({.name = "wakee", .cpus = {2}}, &wakee, 0);
+    k.run_until(ms(1));
+    k.set_affinity(t, {});
+    TaskId a = k.create_task({.name = "hog_a", .cpus = {2}}, &hog_a);
+    k.create_task({.name = "hog_b", .cpus = {1}}, &hog_b);
+    k.create_task({.name = "hog_d", .cpus = {5}}, &hog_d);
+    WakerBody w;
+    w.k = &k;
+    w.wakees = {t};
+    w.rounds = 2;
+    const Time start = k.now();
+    k.create_task({.name = "waker", .cpus = {0}}, &w);
+    k.run_until(start + us(150));  // the first wakeup at 100 us
+    ASSERT_EQ(w.woken, 1) << profile;
+    ASSERT_EQ(k.task_cpu(t), 3) << profile;
+    k.set_affinity(a, {3});
+    k.run_until(start + us(300));
+    ASSERT_EQ(w.woken, 2) << profile;
+    EXPECT_EQ(k.task_cpu(t), std::string(profile) == "v5.7" ? 4 : 2) << profile;
+  }
+}

@@ -40,11 +40,13 @@ bool KernelImpl::wake_wide(Task& p) {
   return true;
 }
 
-// wake_affine_idle (fair.c v5.4).
+// wake_affine_idle (fair.c v5.4; from v5.11, d8fcb81f1acf, an idle prev_cpu is kept before
+// wake_affine_weight is asked).
 int KernelImpl::wake_affine_idle(int this_cpu, int prev_cpu, bool sync) {
   if (available_idle_cpu(this_cpu) && cpus_share_cache(this_cpu, prev_cpu))
     return available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
   if (sync && cpu_rq(this_cpu).nr_running == 1) return this_cpu;
+  if (prof_.version >= 511 && available_idle_cpu(prev_cpu)) return prev_cpu;
   return kNone;
 }
 
@@ -87,9 +89,10 @@ int KernelImpl::wake_affine(int sd_idx, Task& p, int this_cpu, int prev_cpu, boo
   if (feat(Feature::WA_IDLE)) {
     target = wake_affine_idle(this_cpu, prev_cpu, sync);
     if (xp() && target != kNone)
-      explain_->step(fmt::format(
-          "wake_affine_idle: cpu{} ({})", target,
-          available_idle_cpu(this_cpu) ? "the waker's CPU is idle" : "sync, the waker runs alone"));
+      explain_->step(fmt::format("wake_affine_idle: cpu{} ({})", target,
+                                 available_idle_cpu(this_cpu) ? "the waker's CPU is idle"
+                                 : target == this_cpu         ? "sync, the waker runs alone"
+                                                              : "prev is idle"));
   }
   if (feat(Feature::WA_WEIGHT) && target == kNone)
     target = wake_affine_weight(sd_idx, p, this_cpu, prev_cpu, sync);
@@ -313,10 +316,17 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
     }
     if (x) explain_->step(fmt::format("prev cpu{} {}", prev, cpu_state(prev)));
   }
-  int recent_used_cpu = p.waker.recent_used_cpu;
+  // v5.4: p->recent_used_cpu is the CPU p last woke another task from (select_task_rq_fair
+  // sets the waker's), and becomes prev only when taken. From v5.15 (89aafd67f28c) it is p's
+  // prev at its last wakeup that got this far, written before the test; the affinity test
+  // then reads the overwritten field (prev) until v6.5 (ae2ad293d6be).
+  const int recent_used_cpu = p.waker.recent_used_cpu;
+  const bool v515 = prof_.version >= 515;
+  if (v515) p.waker.recent_used_cpu = prev;
+  const int affinity_cpu = v515 && prof_.version < 605 ? prev : recent_used_cpu;
   if (recent_used_cpu >= 0 && recent_used_cpu != prev && recent_used_cpu != target &&
       cpus_share_cache(recent_used_cpu, target) && idle_or_si(recent_used_cpu) &&
-      p.allowed[recent_used_cpu]) {
+      p.allowed[affinity_cpu]) {
     p.waker.recent_used_cpu = prev;
     if (x)
       explain_->step(fmt::format("recent_used_cpu cpu{} {}: take it", recent_used_cpu,
@@ -666,7 +676,7 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
                                  levels_[rq.sd[sd].level_id].name, new_cpu));
   } else if (sd_flag & SD_BALANCE_WAKE) {
     new_cpu = select_idle_sibling(p, prev_cpu, new_cpu);
-    if (want_affine) current_waker().recent_used_cpu = cpu;
+    if (want_affine && prof_.version < 515) current_waker().recent_used_cpu = cpu;
   }
   return new_cpu;
 }
