@@ -432,3 +432,54 @@ TEST(SchedDomains, ClsLevelForClustersInsideTheLlcFromV516) {
     for (const SchedDomain& sd : whole.cpu_rq(cpu).sd)
       EXPECT_NE(whole.levels_[static_cast<size_t>(sd.level_id)].name, "CLS");
 }
+
+// get_sd_balance_interval (fair.c), in jiffies at HZ=250: a 4-CPU MC domain at its
+// min_interval of 4 ms. Busy, v5.7 multiplies by busy_factor 32 (128 ms = 32 jiffies);
+// v5.17 by 16 (64 ms = 16 jiffies) and, from v5.10 (e4d32e4d5444), takes one jiffy off (15).
+// Not busy, both give 4 ms = 1 jiffy.
+TEST(Balance, BusyBalanceIntervalIsOneJiffyShortFromV510) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    KernelImpl k(flat_machine(1, 4), config(profile));
+    const SchedDomain& sd = k.cpu_rq(0).sd[0];
+    ASSERT_EQ(sd.balance_interval, 4) << profile;
+    const bool v510 = std::string(profile) == "v5.17";
+    EXPECT_EQ(k.get_sd_balance_interval(sd, true), v510 ? 15 : 32) << profile;
+    EXPECT_EQ(k.get_sd_balance_interval(sd, false), 1) << profile;
+  }
+}
+
+// detach_tasks' migrate_load test (fair.c): v5.5-v5.9 refuse a task whose half load exceeds
+// the imbalance while nr_balance_failed <= cache_nice_tries (1 for MC); from v5.10
+// (5a7f55590467) a task whose load >> nr_balance_failed exceeds it. The waiting task of
+// CPU 0 (load L, not cache hot) against imbalances of 3L/4 with no failure (v5.7 takes it,
+// v5.17 does not) and L/4 - 1 after two failures (v5.7 takes it, v5.17 does not: L >> 2),
+// and 2L/3 after one failure (both refuse: L/2 and L >> 1 exceed it).
+TEST(Balance, MigrateLoadHalvesTheLoadPerFailedBalanceFromV510) {
+  struct Case {
+    const char* profile;
+    unsigned failed;
+    int num, den;  // imbalance = L * num / den - (den == 4 && num == 1)
+    int detached;
+  };
+  for (const Case& c :
+       {Case{"v5.7", 0, 3, 4, 1}, Case{"v5.17", 0, 3, 4, 0}, Case{"v5.7", 2, 1, 4, 1},
+        Case{"v5.17", 2, 1, 4, 0}, Case{"v5.7", 1, 1, 3, 0}, Case{"v5.17", 1, 1, 3, 0}}) {
+    KernelImpl k(flat_machine(1, 2), config(c.profile));
+    BusyBody a, b;
+    TaskId waiting = stacked_with_hot_waiter(k, a, b);
+    k.task(waiting).se.exec_start = k.now_ - ms(1);
+    const long load = static_cast<long>(k.task_h_load(k.task(waiting)));
+    ASSERT_GT(load, 500) << c.profile;
+    k.cpu_rq(1).sd[0].nr_balance_failed = c.failed;
+    lb_env env;
+    env.src_cpu = 0;
+    env.dst_cpu = 1;
+    env.idle = CPU_IDLE;
+    env.imbalance = load * c.num / c.den - (c.num == 1 && c.den == 4 ? 1 : 0);
+    env.loop_max = k.cpu_rq(0).nr_running;
+    env.mtype = migrate_load;
+    EXPECT_EQ(k.detach_tasks(env), c.detached)
+        << c.profile << " failed " << c.failed << " imbalance " << env.imbalance << " load "
+        << load;
+  }
+}

@@ -94,11 +94,14 @@ void KernelImpl::update_blocked_averages(int cpu) {
   rq.has_blocked_load = others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg;
 }
 
-// get_sd_balance_interval (fair.c v5.7), in jiffies.
+// get_sd_balance_interval (fair.c v5.7), in jiffies. From v5.10 (e4d32e4d5444) a busy
+// interval is one jiffy shorter, so that the levels' busy periods are not multiples of each
+// other.
 std::int64_t KernelImpl::get_sd_balance_interval(const SchedDomain& sd, bool cpu_busy) const {
   std::int64_t interval = sd.balance_interval;
   if (cpu_busy) interval *= levels_[static_cast<size_t>(sd.level_id)].busy_factor;
   interval = msecs_to_jiffies(interval, hz_);
+  if (cpu_busy && prof_.version >= 510) interval -= 1;
   return std::clamp<std::int64_t>(interval, 1, max_load_balance_interval_);
 }
 
@@ -567,15 +570,26 @@ int KernelImpl::detach_tasks(lb_env& env) {
       switch (env.mtype) {
         case migrate_load: {
           long load = std::max<long>(static_cast<long>(task_h_load(p)), 1);
-          if (load / 2 > env.imbalance &&
-              sd.nr_balance_failed <= static_cast<unsigned>(lvl.cache_nice_tries)) {
+          // v5.5: half the load against the imbalance while nr_balance_failed <=
+          // cache_nice_tries; from v5.10 (5a7f55590467) the load halved once per failed
+          // balance (the shift bounded at 63, as a later fix's shr_bound does).
+          const bool v510 = prof_.version >= 510;
+          const bool too_much =
+              v510 ? (load >> std::min(sd.nr_balance_failed, 63u)) > env.imbalance
+                   : load / 2 > env.imbalance &&
+                         sd.nr_balance_failed <= static_cast<unsigned>(lvl.cache_nice_tries);
+          if (too_much) {
             take = false;
             if (xp())
               explain_->step(
-                  fmt::format("{}: load {} (task_h_load), half of it above the imbalance {} "
-                              "(nr_balance_failed {} <= cache_nice_tries {})",
-                              task_label(p.se.task), load, env.imbalance, sd.nr_balance_failed,
-                              lvl.cache_nice_tries));
+                  v510 ? fmt::format("{}: load {} (task_h_load) >> nr_balance_failed {} above "
+                                     "the imbalance {}",
+                                     task_label(p.se.task), load, sd.nr_balance_failed,
+                                     env.imbalance)
+                       : fmt::format("{}: load {} (task_h_load), half of it above the imbalance "
+                                     "{} (nr_balance_failed {} <= cache_nice_tries {})",
+                                     task_label(p.se.task), load, env.imbalance,
+                                     sd.nr_balance_failed, lvl.cache_nice_tries));
           } else {
             env.imbalance -= load;
           }
