@@ -483,3 +483,41 @@ TEST(Balance, MigrateLoadHalvesTheLoadPerFailedBalanceFromV510) {
         << load;
   }
 }
+
+// calculate_imbalance with a local group that has spare capacity and an overloaded busiest
+// group (hand-set statistics, MC domain of a 4-CPU LLC). v5.7 fills the local group's spare
+// capacity with utilization (1024 - 100); from v5.10 (16b0a7a1a0af) a domain that shares
+// its cache moves tasks instead: half the difference in tasks with single-CPU groups, half
+// the difference in idle CPUs otherwise, computed in unsigned int as the kernel does, so
+// that a busiest group with more idle CPUs gives (2^32 - 1) >> 1.
+TEST(Balance, AnOverloadedGroupInTheLlcGivesTasksNotUtilFromV510) {
+  struct Case {
+    const char* profile;
+    unsigned weight, local_idle, busiest_idle;
+    migration_type mtype;
+    long imbalance;
+  };
+  for (const Case& c :
+       {Case{"v5.7", 1, 1, 0, migrate_util, 924}, Case{"v5.17", 1, 1, 0, migrate_task, 1},
+        Case{"v5.17", 2, 2, 0, migrate_task, 1},
+        Case{"v5.17", 2, 1, 2, migrate_task, 0x7fffffffL}}) {
+    KernelImpl k(flat_machine(1, 4), config(c.profile));
+    lb_env env;
+    env.dst_cpu = 1;
+    env.idle = CPU_IDLE;
+    sd_lb_stats sds;
+    sds.prefer_sibling = false;
+    sds.local_stat.group_type = sg_type::group_has_spare;
+    sds.local_stat.group_capacity = 1024 * c.weight;
+    sds.local_stat.group_util = 100;
+    sds.local_stat.group_weight = c.weight;
+    sds.local_stat.idle_cpus = c.local_idle;
+    sds.busiest_stat.group_type = sg_type::group_overloaded;
+    sds.busiest_stat.group_weight = c.weight;
+    sds.busiest_stat.sum_nr_running = 3;
+    sds.busiest_stat.idle_cpus = c.busiest_idle;
+    k.calculate_imbalance(env, sds);
+    EXPECT_EQ(env.mtype, c.mtype) << c.profile << " weight " << c.weight;
+    EXPECT_EQ(env.imbalance, c.imbalance) << c.profile << " weight " << c.weight;
+  }
+}

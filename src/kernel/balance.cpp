@@ -339,7 +339,10 @@ void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
     return;
   }
   if (local.group_type == sg_type::group_has_spare) {
-    if (busiest.group_type > sg_type::group_fully_busy) {
+    // From v5.10 (16b0a7a1a0af) a domain that shares a cache (SMT, MC) spreads tasks by
+    // idle CPUs as the wakeup path does, even from an overloaded group.
+    const bool share_pkg = prof_.version >= 510 && (lvl.flags & SD_SHARE_PKG_RESOURCES);
+    if (busiest.group_type > sg_type::group_fully_busy && !share_pkg) {
       // Fill the local group's spare capacity with utilization.
       env.mtype = migrate_util;
       env.imbalance =
@@ -356,9 +359,10 @@ void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
           static_cast<long>(busiest.sum_nr_running) - static_cast<long>(local.sum_nr_running);
       env.imbalance = std::max(0L, nr_diff) >> 1;
     } else {
-      env.imbalance =
-          std::max(0L, static_cast<long>(local.idle_cpus) - static_cast<long>(busiest.idle_cpus)) >>
-          1;
+      // max_t(long, 0, (local->idle_cpus - busiest->idle_cpus) >> 1) in unsigned int: when
+      // the busiest group has more idle CPUs (only an overloaded one can, from v5.10), the
+      // difference wraps and the imbalance is 2^31 - 1 or near it, as in the kernel.
+      env.imbalance = static_cast<long>((local.idle_cpus - busiest.idle_cpus) >> 1);
     }
     if (lvl.flags & SD_NUMA) {
       // v5.7 leaves a busiest group of at most 2 tasks alone; v5.11-v5.17 count the busiest
