@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "cli_test_util.h"
 
@@ -68,6 +69,99 @@ TEST(CliFeatures, SeriesListsEachAliasWithItsFlags) {
                        "SIB_SIS_FILTER SIB_IDLE_TASK_SPREAD\n"),
             std::string::npos)
       << r.out;
+}
+
+// The debugfs line of each release's kernel/sched/features.h with its defaults, written out
+// by hand from the file's blobs (2410db5e9a35 for v5.4, 1cf435bbcd9c for v5.17, ee7f23c76bd3
+// for v6.0, f770168230ae for v6.6) for a kernel without PREEMPT_RT.
+const std::string kMainlineV54 =
+    "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY WAKEUP_PREEMPTION "
+    "NO_HRTICK NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE NO_SIS_AVG_CPU SIS_PROP "
+    "NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE "
+    "WA_WEIGHT WA_BIAS UTIL_EST \n";
+const std::string kMainlineV517 =
+    "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY WAKEUP_PREEMPTION "
+    "NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE SIS_PROP "
+    "NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE "
+    "WA_WEIGHT WA_BIAS UTIL_EST UTIL_EST_FASTUP NO_LATENCY_WARN ALT_PERIOD BASE_SLICE \n";
+const std::string kMainlineV60 =
+    "GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY LAST_BUDDY CACHE_HOT_BUDDY WAKEUP_PREEMPTION "
+    "NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE NO_SIS_PROP SIS_UTIL "
+    "NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN ATTACH_AGE_LOAD WA_IDLE "
+    "WA_WEIGHT WA_BIAS UTIL_EST UTIL_EST_FASTUP NO_LATENCY_WARN ALT_PERIOD BASE_SLICE \n";
+const std::string kMainlineV66 =
+    "PLACE_LAG PLACE_DEADLINE_INITIAL RUN_TO_PARITY NO_NEXT_BUDDY CACHE_HOT_BUDDY "
+    "WAKEUP_PREEMPTION NO_HRTICK NO_HRTICK_DL NO_DOUBLE_TICK NONTASK_CAPACITY TTWU_QUEUE "
+    "NO_SIS_PROP SIS_UTIL NO_WARN_DOUBLE_CLOCK RT_PUSH_IPI NO_RT_RUNTIME_SHARE NO_LB_MIN "
+    "ATTACH_AGE_LOAD WA_IDLE WA_WEIGHT WA_BIAS UTIL_EST UTIL_EST_FASTUP NO_LATENCY_WARN HZ_BW \n";
+
+TEST(CliFeatures, MainlinePrintsTheReleasesFeaturesFile) {
+  EXPECT_EQ(run_bin("features --kernel v5.3 --mainline").out, kMainlineV54);
+  EXPECT_EQ(run_bin("features --kernel v5.4 --mainline").out, kMainlineV54);
+  // v5.5 appended UTIL_EST_FASTUP; v5.6 and v5.7 left the file alone.
+  const std::string v55 = kMainlineV54.substr(0, kMainlineV54.size() - 1) + "UTIL_EST_FASTUP \n";
+  EXPECT_EQ(run_bin("features --kernel v5.6 --mainline").out, v55);
+  EXPECT_EQ(run_bin("features --kernel v5.7 --mainline").out, v55);
+  EXPECT_EQ(run_bin("features --kernel v5.17 --mainline").out, kMainlineV517);
+  EXPECT_EQ(run_bin("features --kernel v6.0 --mainline").out, kMainlineV60);
+  EXPECT_EQ(run_bin("features --kernel v6.6 --mainline").out, kMainlineV66);
+}
+
+TEST(CliFeatures, MainlineShowsFlagsAsFeaturesSetThem) {
+  // A modelled flag and an unmodelled one, comma- and space-separated.
+  const auto r = run_bin("features --kernel v6.0 --mainline --features 'NO_WA_BIAS LB_MIN,HRTICK'");
+  EXPECT_EQ(r.rc, 0);
+  std::string want = kMainlineV60;
+  for (auto [from, to] :
+       {std::pair{"WA_BIAS", "NO_WA_BIAS"}, {"NO_LB_MIN", "LB_MIN"}, {"NO_HRTICK ", "HRTICK "}})
+    want.replace(want.find(from), std::string(from).size(), to);
+  EXPECT_EQ(r.out, want);
+  // The series' and the model's own flags are not in the mainline line.
+  EXPECT_EQ(run_bin("features --kernel v6.6 --mainline --features latency-nice").out, kMainlineV66);
+}
+
+TEST(CliFeatures, AMachinesLineGivenAsItIsRunsWithoutAWarning) {
+  // What `cat /sys/kernel/debug/sched/features` prints on a v5.17 machine, trailing space and
+  // newline included: accepted whole, every flag at v5.17's default, so nothing to say.
+  const std::string line = kMainlineV517;
+  auto r = run_bin("messaging -g 1 -l 20 --kernel v5.17 --features '" + line + "'", true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "");
+  // The same line from a v6.6 machine on the v5.17 profile: its EEVDF flags are the model's
+  // (a v5.17 run does not read them, as `features --help` says); HZ_BW is neither.
+  r = run_bin("messaging -g 1 -l 20 --kernel v5.17 --features '" + kMainlineV66 + "'", true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "schedtwin: warning: --features: HZ_BW: v5.17's kernel/sched/features.h has no such "
+            "flag, and the model does not read it; ignored\n");
+}
+
+TEST(CliFeatures, AnUnmodelledFlagAwayFromItsDefaultIsAWarningAndChangesNothing) {
+  const auto plain = run_bin("messaging -g 1 -l 50 --kernel v5.4 --json -");
+  const auto r =
+      run_bin("messaging -g 1 -l 50 --kernel v5.4 --features LB_MIN,NO_ATTACH_AGE_LOAD", true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "schedtwin: warning: --features: LB_MIN: a flag the model does not read; the run "
+            "simulates v5.4's default, NO_LB_MIN\n"
+            "schedtwin: warning: --features: NO_ATTACH_AGE_LOAD: a flag the model does not read; "
+            "the run simulates v5.4's default, ATTACH_AGE_LOAD\n");
+  const auto same =
+      run_bin("messaging -g 1 -l 50 --kernel v5.4 --features LB_MIN,NO_ATTACH_AGE_LOAD --json -");
+  auto strip_wall = [](std::string s) {
+    const auto at = s.find("\"wall_time_s\"");
+    return at == std::string::npos ? s : s.substr(0, at);
+  };
+  EXPECT_EQ(strip_wall(same.out), strip_wall(plain.out));
+  // A flag at its default says nothing.
+  EXPECT_EQ(run_bin("messaging -g 1 -l 50 --kernel v5.4 --features NO_LB_MIN", true).out, "");
+  // compare says it once per configuration, not once per run.
+  const auto c =
+      run_bin("compare --runs 2 --base v5.4 --with v5.4,HRTICK -- messaging -g 1 -l 20", true);
+  EXPECT_EQ(c.rc, 0);
+  EXPECT_EQ(c.out,
+            "schedtwin: warning: --with: HRTICK: a flag the model does not read; the run simulates "
+            "v5.4's default, NO_HRTICK\n");
 }
 
 TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {

@@ -26,9 +26,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--kernel", o.kernel,
                  fmt::format("Kernel profile: {}", fmt::join(kernel::profile_names(), ", ")))
       ->capture_default_str();
-  sub.add_option("--features", o.features,
-                 "Feature list in the kernel's syntax, applied left to right on the profile "
-                 "(NO_ prefix turns a flag off; series names stand for their flags)");
+  sub.add_option("--features", o.features, kFeaturesHelp);
   sub.add_option("--seed", o.seed, "Random seed (a non-negative integer)")
       ->check(CLI::Validator(
           [](std::string& v) {

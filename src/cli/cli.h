@@ -13,6 +13,12 @@
 
 namespace schedtwin::cli {
 
+// --features' help, on every subcommand that takes it.
+inline constexpr const char* kFeaturesHelp =
+    "Feature list in the kernel's syntax, applied left to right on the profile (NO_ prefix "
+    "turns a flag off; series names stand for their flags; commas or spaces between them, so "
+    "a machine's sched/features line can be given as it is)";
+
 int main(int argc, char** argv);
 
 // Options every simulating subcommand takes.

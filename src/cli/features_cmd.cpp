@@ -18,6 +18,7 @@ struct FeaturesOptions {
   std::string kernel = "v5.4";
   std::string features;
   bool series = false;
+  bool mainline = false;
 };
 
 }  // namespace
@@ -33,19 +34,25 @@ void register_features_command(CLI::App& app) {
       "PLACE_DEADLINE_INITIAL and RUN_TO_PARITY (read only by v6.6, EEVDF) and\n"
       "GENTLE_FAIR_SLEEPERS, START_DEBIT and LAST_BUDDY (not read by v6.6); so SIS_UTIL on\n"
       "v5.4 gives v6.0's scan budget on v5.4's idle search.\n"
+      "--mainline prints instead the line of the profile's mainline release: its\n"
+      "kernel/sched/features.h flags in file order, as a kernel without PREEMPT_RT prints\n"
+      "them, so that it can be diffed against a real machine's. Mainline flags the model does\n"
+      "not read (HRTICK, RT_PUSH_IPI, LB_MIN, ...) are accepted by --features; a run warns when\n"
+      "one differs from the release's default and simulates the default.\n"
       "--series prints what each series name stands for instead.");
   CLI::Option* kernel =
       sub->add_option("--kernel", opt->kernel,
                       fmt::format("Kernel profile: {}", fmt::join(kernel::profile_names(), ", ")))
           ->capture_default_str();
-  CLI::Option* features =
-      sub->add_option("--features", opt->features,
-                      "Feature list in the kernel's syntax, applied left to right on the profile "
-                      "(NO_ prefix turns a flag off; series names stand for their flags)");
+  CLI::Option* features = sub->add_option("--features", opt->features, kFeaturesHelp);
   sub->add_flag("--series", opt->series,
                 "Print each series name and the flags it stands for, one series a line")
       ->excludes(kernel)
       ->excludes(features);
+  sub->add_flag("--mainline", opt->mainline,
+                "Print the profile's mainline kernel/sched/features.h line (the model's flags as "
+                "set, the others at their default or as --features set them)")
+      ->excludes("--series");
   sub->callback([opt] {
     if (opt->series) {
       for (const kernel::SeriesAlias& s : kernel::series_aliases()) {
@@ -56,7 +63,13 @@ void register_features_command(CLI::App& app) {
       return;
     }
     kernel::Profile p = kernel::make_profile(opt->kernel);
-    kernel::apply_features(p.features, opt->features, "--features");
+    kernel::apply_features(p.features, opt->features, "--features", &p.unmodelled);
+    if (opt->mainline) {
+      fmt::print("{}", kernel::mainline_features_line(p));
+      return;
+    }
+    for (const std::string& w : kernel::unmodelled_feature_warnings(p))
+      fmt::print(stderr, "schedtwin: warning: --features: {}\n", w);
     fmt::print("{}", kernel::sched_features_line(p.features));
   });
 }

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
+#include <stdexcept>
 
 #include "engine/error.h"
 
@@ -17,13 +19,71 @@ constexpr std::array<const char*, kNumFeatures> kNames = {
 #undef SCHEDTWIN_NAME
 };
 
-bool lookup(std::string_view name, Feature& out) {
-  for (int i = 0; i < kNumFeatures; ++i)
-    if (name == kNames[i]) {
-      out = static_cast<Feature>(i);
+constexpr std::array<const char*, kNumUnmodelledFeatures> kUnmodelledNames = {
+#define SCHEDTWIN_NAME(name) #name,
+    SCHEDTWIN_UNMODELLED_FEATURES(SCHEDTWIN_NAME)
+#undef SCHEDTWIN_NAME
+};
+
+// Every SCHED_FEAT line of kernel/sched/features.h from v5.3 to v6.6, in file order: a line
+// belongs to releases [since, until) and its default is `on`, the opposite from `flip` on.
+// Read from the file's blobs 2410db5e9a35 (v5.3, v5.4), 7481cd96f391 (v5.5-v5.9), 1cf435bbcd9c
+// (v5.16-v5.19), ee7f23c76bd3 (v6.0-v6.5) and f770168230ae (v6.6); each change is noted with
+// its commit.
+struct MainlineLine {
+  const char* name;
+  int since, until;
+  bool on;
+  int flip;
+};
+constexpr int kAlways = 9999;
+constexpr MainlineLine kMainline[] = {
+    {"PLACE_LAG", 606, kAlways, true, 0},               // 86bfbb7ce4f6 (EEVDF, v6.6)
+    {"PLACE_DEADLINE_INITIAL", 606, kAlways, true, 0},  // 147f3efaa241
+    {"RUN_TO_PARITY", 606, kAlways, true, 0},           // 63304558ba5d
+    {"GENTLE_FAIR_SLEEPERS", 0, 606, true, 0},          // gone: 76cae9dbe185
+    {"START_DEBIT", 0, 606, true, 0},                   // gone: e0c2ff903c32
+    {"NEXT_BUDDY", 0, kAlways, false, 0},
+    {"LAST_BUDDY", 0, 606, true, 0},  // gone: 5e963f2bd465
+    {"CACHE_HOT_BUDDY", 0, kAlways, true, 0},
+    {"WAKEUP_PREEMPTION", 0, kAlways, true, 0},
+    {"HRTICK", 0, kAlways, false, 0},
+    {"HRTICK_DL", 512, kAlways, false, 0},  // e0ee463c93c4, v5.12
+    {"DOUBLE_TICK", 0, kAlways, false, 0},
+    {"NONTASK_CAPACITY", 0, kAlways, true, 0},
+    {"TTWU_QUEUE", 0, kAlways, true, 0},  // false under CONFIG_PREEMPT_RT from v5.16
+    {"SIS_AVG_CPU", 0, 512, false, 0},    // "sched/fair: Remove SIS_AVG_CPU", v5.12
+    {"SIS_PROP", 0, kAlways, true, 600},  // off from 70fb5ccf2ebb, v6.0
+    {"SIS_UTIL", 600, kAlways, true, 0},  // 70fb5ccf2ebb
+    {"WARN_DOUBLE_CLOCK", 0, kAlways, false, 0},
+    {"RT_PUSH_IPI", 0, kAlways, true, 0},         // #ifdef HAVE_RT_PUSH_IPI
+    {"RT_RUNTIME_SHARE", 0, kAlways, true, 510},  // off from 2586af1ac187, v5.10
+    {"LB_MIN", 0, kAlways, false, 0},
+    {"ATTACH_AGE_LOAD", 0, kAlways, true, 0},
+    {"WA_IDLE", 0, kAlways, true, 0},
+    {"WA_WEIGHT", 0, kAlways, true, 0},
+    {"WA_BIAS", 0, kAlways, true, 0},
+    {"UTIL_EST", 0, kAlways, true, 0},
+    {"UTIL_EST_FASTUP", 505, kAlways, true, 0},  // b8c96361402a, v5.5
+    {"LATENCY_WARN", 513, kAlways, false, 0},    // c006fac556e4, v5.13
+    {"ALT_PERIOD", 513, 606, true, 0},           // 0c2de3f054a5, v5.13; gone: 5e963f2bd465
+    {"BASE_SLICE", 513, 606, true, 0},           // 0c2de3f054a5
+    {"HZ_BW", 606, kAlways, true, 0},            // 88c56cfeaec4, v6.6
+};
+constexpr int kFirstMainline = 503, kLastMainline = 606;
+
+template <class E, std::size_t N>
+bool lookup_in(const std::array<const char*, N>& names, std::string_view name, E& out) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (name == names[i]) {
+      out = static_cast<E>(i);
       return true;
     }
   return false;
+}
+bool lookup(std::string_view name, Feature& out) { return lookup_in(kNames, name, out); }
+bool lookup_unmodelled(std::string_view name, UnmodelledFeature& out) {
+  return lookup_in(kUnmodelledNames, name, out);
 }
 
 std::string_view trim(std::string_view s) {
@@ -32,20 +92,84 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// Items are separated by commas or white space, so that a features file's line can be given
+// as it is (`--features "$(cat /sys/kernel/debug/sched/features)"`).
+constexpr std::string_view kSeparators = ", \t\n\r";
+
 template <class F>
 void for_each_item(std::string_view list, F&& f) {
   while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view item = trim(list.substr(0, comma));
+    size_t sep = list.find_first_of(kSeparators);
+    std::string_view item = list.substr(0, sep);
     if (!item.empty()) f(item);
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
+    if (sep == std::string_view::npos) break;
+    list.remove_prefix(sep + 1);
   }
 }
 
 }  // namespace
 
 const char* feature_name(Feature f) { return kNames[static_cast<int>(f)]; }
+const char* feature_name(UnmodelledFeature f) { return kUnmodelledNames[static_cast<int>(f)]; }
+
+std::vector<MainlineFlag> mainline_features(int version) {
+  std::vector<MainlineFlag> out;
+  if (version < kFirstMainline || version > kLastMainline) return out;
+  for (const MainlineLine& l : kMainline) {
+    if (version < l.since || version >= l.until) continue;
+    MainlineFlag f{l.name, l.flip && version >= l.flip ? !l.on : l.on, Feature::COUNT,
+                   UnmodelledFeature::COUNT};
+    if (!lookup(l.name, f.feature) && !lookup_unmodelled(l.name, f.unmodelled))
+      throw std::logic_error(
+          fmt::format("mainline flag {} is neither modelled nor listed as "
+                      "unmodelled",
+                      l.name));
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::string mainline_features_line(const Profile& p) {
+  std::string s;
+  for (const MainlineFlag& f : mainline_features(p.version)) {
+    bool on = f.on;
+    if (f.feature != Feature::COUNT) {
+      on = p.features.has(f.feature);
+    } else {
+      const auto i = static_cast<size_t>(f.unmodelled);
+      if (p.unmodelled.given.test(i)) on = p.unmodelled.on.test(i);
+    }
+    s += on ? "" : "NO_";
+    s += f.name;
+    s += ' ';
+  }
+  s += '\n';
+  return s;
+}
+
+std::vector<std::string> unmodelled_feature_warnings(const Profile& p) {
+  const std::vector<MainlineFlag> flags = mainline_features(p.version);
+  std::vector<std::string> out;
+  for (int i = 0; i < kNumUnmodelledFeatures; ++i) {
+    if (!p.unmodelled.given.test(static_cast<size_t>(i))) continue;
+    const bool on = p.unmodelled.on.test(static_cast<size_t>(i));
+    const auto u = static_cast<UnmodelledFeature>(i);
+    const auto it = std::find_if(flags.begin(), flags.end(),
+                                 [&](const MainlineFlag& f) { return f.unmodelled == u; });
+    const std::string given = fmt::format("{}{}", on ? "" : "NO_", feature_name(u));
+    if (it == flags.end())
+      out.push_back(
+          fmt::format("{}: {}'s kernel/sched/features.h has no such flag, and the "
+                      "model does not read it; ignored",
+                      given, p.name));
+    else if (it->on != on)
+      out.push_back(
+          fmt::format("{}: a flag the model does not read; the run simulates {}'s "
+                      "default, {}{}",
+                      given, p.name, it->on ? "" : "NO_", feature_name(u)));
+  }
+  return out;
+}
 
 // DESIGN.md §1: each series name is an alias for its flags.
 const std::vector<SeriesAlias>& series_aliases() {
@@ -147,7 +271,8 @@ Profile make_profile(std::string_view name, std::string_view what) {
   return p;
 }
 
-void apply_features(FeatureSet& set, std::string_view list, std::string_view what) {
+void apply_features(FeatureSet& set, std::string_view list, std::string_view what,
+                    UnmodelledFlags* unmodelled) {
   for_each_item(list, [&](std::string_view item) {
     bool on = true;
     std::string_view name = item;
@@ -160,6 +285,14 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
         for (Feature x : s.flags) set.set(x, on);
         return;
       }
+    UnmodelledFeature u;
+    if (lookup_unmodelled(name, u)) {
+      if (unmodelled) {
+        unmodelled->given.set(static_cast<size_t>(u));
+        unmodelled->on.set(static_cast<size_t>(u), on);
+      }
+      return;
+    }
     Feature f;
     if (!lookup(name, f)) {
       std::vector<std::string_view> series;
@@ -176,8 +309,8 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
 Profile parse_spec(std::string_view spec, const Profile& base, std::string_view what) {
   Profile p = base;
   std::string_view rest = trim(spec);
-  size_t comma = rest.find(',');
-  std::string_view first = trim(rest.substr(0, comma));
+  size_t comma = rest.find_first_of(kSeparators);
+  std::string_view first = rest.substr(0, comma);
   bool known = false;
   for (const auto& n : profile_names())
     if (first == n) {
@@ -189,7 +322,7 @@ Profile parse_spec(std::string_view spec, const Profile& base, std::string_view 
   // "v9.9" is a profile name nobody has, not a feature: say so, with the known ones.
   if (!known && first.size() >= 2 && first[0] == 'v' && first[1] >= '0' && first[1] <= '9')
     make_profile(first, what);  // throws: unknown kernel profile, with the known ones
-  apply_features(p.features, rest, what);
+  apply_features(p.features, rest, what, &p.unmodelled);
   return p;
 }
 

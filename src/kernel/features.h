@@ -8,22 +8,24 @@
 
 namespace schedtwin::kernel {
 
-#define SCHEDTWIN_FEATURES(X)                                                                  \
-  /* mainline kernel/sched/features.h */                                                       \
-  X(GENTLE_FAIR_SLEEPERS)                                                                      \
-  X(START_DEBIT)                                                                               \
-  X(NEXT_BUDDY)                                                                                \
-  X(LAST_BUDDY)                                                                                \
-  X(CACHE_HOT_BUDDY) X(WAKEUP_PREEMPTION) X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) \
-      X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST) X(UTIL_EST_FASTUP) X(ALT_PERIOD)          \
-          X(BASE_SLICE) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */                \
-      X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                   \
-          X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */  \
-      X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT) /* series 2: latency-nice RFC */     \
-      X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE)                                            \
-          X(SIS_SMT_FIRST)     /* series 3: runnable_avg group classification (v5.7) */        \
-      X(RUNNABLE_AVG_CLASSIFY) /* series 4: sched-idle balancing RFC */                        \
-      X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)                \
+#define SCHEDTWIN_FEATURES(X)                                                                 \
+  /* mainline kernel/sched/features.h */                                                      \
+  X(GENTLE_FAIR_SLEEPERS)                                                                     \
+  X(START_DEBIT)                                                                              \
+  X(NEXT_BUDDY)                                                                               \
+  X(LAST_BUDDY)                                                                               \
+  X(CACHE_HOT_BUDDY)                                                                          \
+  X(WAKEUP_PREEMPTION)                                                                        \
+  X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS)     \
+      X(UTIL_EST) X(UTIL_EST_FASTUP) X(ALT_PERIOD)                                            \
+          X(BASE_SLICE) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */               \
+      X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                  \
+          X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */ \
+      X(SIS_SCHED_IDLE_FALLBACK) X(SCHED_IDLE_CONSISTENT) /* series 2: latency-nice RFC */    \
+      X(LATENCY_NICE_SIS) X(SIS_CORE) X(SIS_ROTATE)                                           \
+          X(SIS_SMT_FIRST)     /* series 3: runnable_avg group classification (v5.7) */       \
+      X(RUNNABLE_AVG_CLASSIFY) /* series 4: sched-idle balancing RFC */                       \
+      X(SIB_OVERLOAD_MASK) X(SIB_BALANCE) X(SIB_LAST_NONIDLE) X(SIB_SIS_FILTER)               \
           X(SIB_IDLE_TASK_SPREAD)
 
 enum class Feature : int {
@@ -49,11 +51,38 @@ class FeatureSet {
   std::bitset<kNumFeatures> bits_;
 };
 
+// Flags of mainline kernel/sched/features.h that the model does not read: they steer what
+// it leaves out (hrtick, RT push IPIs, RT bandwidth, NOHZ_FULL bandwidth ticks, warnings) or
+// keep a default it always follows (NONTASK_CAPACITY, ATTACH_AGE_LOAD, LB_MIN off).
+// --features accepts them, so that a real machine's features line can be given as it is; a
+// run simulates the release's default whatever they say, and warns when they differ from it.
+#define SCHEDTWIN_UNMODELLED_FEATURES(X)                                                     \
+  X(HRTICK)                                                                                  \
+  X(HRTICK_DL)                                                                               \
+  X(DOUBLE_TICK) X(NONTASK_CAPACITY) X(WARN_DOUBLE_CLOCK) X(RT_PUSH_IPI) X(RT_RUNTIME_SHARE) \
+      X(LB_MIN) X(ATTACH_AGE_LOAD) X(LATENCY_WARN) X(HZ_BW)
+
+enum class UnmodelledFeature : int {
+#define SCHEDTWIN_ENUM(name) name,
+  SCHEDTWIN_UNMODELLED_FEATURES(SCHEDTWIN_ENUM)
+#undef SCHEDTWIN_ENUM
+      COUNT
+};
+inline constexpr int kNumUnmodelledFeatures = static_cast<int>(UnmodelledFeature::COUNT);
+const char* feature_name(UnmodelledFeature f);
+
+// The unmodelled flags a --features list named, each with the value its last mention gave it.
+struct UnmodelledFlags {
+  std::bitset<kNumUnmodelledFeatures> given, on;
+  bool operator==(const UnmodelledFlags&) const = default;
+};
+
 // A kernel release preset: feature defaults and tunables of that release.
 struct Profile {
   std::string name;  // "v5.4"
   int version = 0;   // major*100 + minor, e.g. 504
   FeatureSet features;
+  UnmodelledFlags unmodelled;  // set by --features; never read by the simulation
   // sd_init tunables (fair-class.md §5.1)
   int busy_factor = 32;
   int default_imbalance_pct = 125;
@@ -63,6 +92,30 @@ struct Profile {
 // (sched_features before v5.13): every flag in declaration order, NO_ in front of those that
 // are off, each followed by one space, then a newline (kernel/sched/debug.c, v5.4).
 std::string sched_features_line(const FeatureSet& set);
+
+// One line of a release's kernel/sched/features.h: SCHED_FEAT(name, on). `feature` is the
+// model's flag of that name, or COUNT for an unmodelled one (then `unmodelled` names it).
+struct MainlineFlag {
+  const char* name;
+  bool on;
+  Feature feature;
+  UnmodelledFeature unmodelled;
+};
+
+// The SCHED_FEAT lines of mainline kernel/sched/features.h in the release `version` (major*100
+// + minor; v5.3 to v6.6), in file order, as a kernel built without CONFIG_PREEMPT_RT and with
+// HAVE_RT_PUSH_IPI (SMP and IRQ_WORK: any distribution kernel) has them. Empty for a release
+// outside that range.
+std::vector<MainlineFlag> mainline_features(int version);
+
+// The line that release prints in /sys/kernel/debug/sched/features (sched_features before
+// v5.13) when its flags stand as `p` says: the model's flags from p.features, the unmodelled
+// ones from p.unmodelled where --features set them and the release's default elsewhere.
+std::string mainline_features_line(const Profile& p);
+
+// One message per unmodelled flag that p.unmodelled sets away from the release's default or
+// that the release does not have: the simulation ignores such settings.
+std::vector<std::string> unmodelled_feature_warnings(const Profile& p);
 
 // A series name (alias) and the flags it stands for.
 struct SeriesAlias {
@@ -78,9 +131,11 @@ std::vector<std::string> profile_names();
 Profile make_profile(std::string_view name, std::string_view what = "--kernel");
 
 // Applies a kernel-syntax feature list ("NO_SIS_PROP,latency-nice,...") left to
-// right. Series names stand for their flags. Throws InputError on unknown names
-// with `what` (e.g. "--features") in the message.
-void apply_features(FeatureSet& set, std::string_view list, std::string_view what);
+// right. Series names stand for their flags; unmodelled mainline flags go to `unmodelled`
+// (dropped when it is null). Throws InputError on unknown names with `what` (e.g.
+// "--features") in the message.
+void apply_features(FeatureSet& set, std::string_view list, std::string_view what,
+                    UnmodelledFlags* unmodelled = nullptr);
 
 // A SPEC of compare: "v5.3", "v5.3,SIS_SCHED_IDLE_FALLBACK", "latency-nice":
 // an optional leading profile name followed by features, applied on `base`.
