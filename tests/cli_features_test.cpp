@@ -1,6 +1,7 @@
 // End-to-end: `schedtwin features` prints the flags as /sys/kernel/debug/sched/features does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -127,13 +128,18 @@ TEST(CliFeatures, AMachinesLineGivenAsItIsRunsWithoutAWarning) {
   auto r = run_bin("messaging -g 1 -l 20 --kernel v5.17 --features '" + line + "'", true);
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, "");
-  // The same line from a v6.6 machine on the v5.17 profile: its EEVDF flags are the model's
-  // (a v5.17 run does not read them, as `features --help` says); HZ_BW is neither.
+  // The same line from a v6.6 machine on the v5.17 profile: its EEVDF flags are the model's but
+  // a v5.17 run does not read them; HZ_BW is no flag of v5.17. Each is named.
   r = run_bin("messaging -g 1 -l 20 --kernel v5.17 --features '" + kMainlineV66 + "'", true);
   EXPECT_EQ(r.rc, 0);
-  EXPECT_EQ(r.out,
-            "schedtwin: warning: --features: HZ_BW: v5.17's kernel/sched/features.h has no such "
-            "flag, and the model does not read it; ignored\n");
+  const std::string unread =
+      ": the v5.17 profile does not read this flag (an EEVDF flag); the run "
+      "is as without it\n";
+  EXPECT_EQ(r.out, "schedtwin: warning: --features: PLACE_LAG" + unread +
+                       "schedtwin: warning: --features: PLACE_DEADLINE_INITIAL" + unread +
+                       "schedtwin: warning: --features: RUN_TO_PARITY" + unread +
+                       "schedtwin: warning: --features: HZ_BW: v5.17's kernel/sched/features.h "
+                       "has no such flag, and the model does not read it; ignored\n");
 }
 
 TEST(CliFeatures, AnUnmodelledFlagAwayFromItsDefaultIsAWarningAndChangesNothing) {
@@ -162,6 +168,33 @@ TEST(CliFeatures, AnUnmodelledFlagAwayFromItsDefaultIsAWarningAndChangesNothing)
   EXPECT_EQ(c.out,
             "schedtwin: warning: --with: HRTICK: a flag the model does not read; the run simulates "
             "v5.4's default, NO_HRTICK\n");
+}
+
+TEST(CliFeatures, AFlagTheProfileDoesNotReadIsAWarning) {
+  // v6.0 (CFS) does not read EEVDF's flags, v6.6 (EEVDF) not CFS's slice and placement flags.
+  auto r = run_bin("messaging -g 1 -l 20 --kernel v6.0 --features PLACE_LAG", true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "schedtwin: warning: --features: PLACE_LAG: the v6.0 profile does not read this flag "
+            "(an EEVDF flag); the run is as without it\n");
+  // A v6.0 machine's line on the v6.6 profile: its CFS flags are named, HZ_BW's absence is not.
+  r = run_bin("features --kernel v6.6 --mainline --features '" + kMainlineV60 + "'", true);
+  EXPECT_EQ(r.rc, 0);
+  for (const char* f :
+       {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "ALT_PERIOD", "BASE_SLICE"})
+    EXPECT_NE(r.out.find(std::string("--features: ") + f + ": the v6.6 profile does not read"),
+              std::string::npos)
+        << f << ": " << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 5) << r.out;
+  // compare: once, naming the configuration.
+  r = run_bin(
+      "compare --runs 2 --base v6.6 --with v6.6,NO_BASE_SLICE,ALT_PERIOD -- messaging -g 1 "
+      "-l 20",
+      true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "schedtwin: warning: --with: ALT_PERIOD: the v6.6 profile does not read this flag (a "
+            "CFS flag EEVDF replaced); the run is as without it\n");
 }
 
 TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {

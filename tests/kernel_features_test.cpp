@@ -54,15 +54,35 @@ TEST(Features, ReleasesGainAndLoseFlagsWhenTheirCommitsLanded) {
     }
 }
 
+TEST(Features, OnlyEevdfReadsEevdfsFlagsAndOnlyCfsCfss) {
+  const Profile v60 = make_profile("v6.0"), v66 = make_profile("v6.6");
+  for (Feature f : {Feature::PLACE_LAG, Feature::PLACE_DEADLINE_INITIAL, Feature::RUN_TO_PARITY}) {
+    EXPECT_FALSE(profile_reads(v60, f)) << feature_name(f);
+    EXPECT_TRUE(profile_reads(v66, f)) << feature_name(f);
+  }
+  for (Feature f : {Feature::GENTLE_FAIR_SLEEPERS, Feature::START_DEBIT, Feature::LAST_BUDDY,
+                    Feature::ALT_PERIOD, Feature::BASE_SLICE}) {
+    EXPECT_TRUE(profile_reads(v60, f)) << feature_name(f);
+    EXPECT_FALSE(profile_reads(v66, f)) << feature_name(f);
+  }
+  EXPECT_TRUE(profile_reads(v66, Feature::NEXT_BUDDY));
+  // A flag the profile does not read warns only when it is set away from the profile's default.
+  Profile p = v66;
+  apply_features(p.features, "NO_START_DEBIT,NO_ALT_PERIOD", "--features", &p.unmodelled);
+  EXPECT_TRUE(feature_warnings(p).empty());
+  apply_features(p.features, "START_DEBIT", "--features", &p.unmodelled);
+  EXPECT_EQ(feature_warnings(p).size(), 1u);
+}
+
 TEST(Features, UnmodelledFlagsAreKeptApartFromTheModels) {
   Profile p = make_profile("v5.4");
   const FeatureSet before = p.features;
   apply_features(p.features, "LB_MIN NO_RT_PUSH_IPI,\tHZ_BW\n", "--features", &p.unmodelled);
   EXPECT_EQ(p.features, before);
-  EXPECT_EQ(unmodelled_feature_warnings(p).size(), 3u);
+  EXPECT_EQ(feature_warnings(p).size(), 3u);
   apply_features(p.features, "NO_LB_MIN,RT_PUSH_IPI", "--features", &p.unmodelled);
-  ASSERT_EQ(unmodelled_feature_warnings(p).size(), 1u);  // HZ_BW: not a v5.4 flag
-  EXPECT_NE(unmodelled_feature_warnings(p)[0].find("HZ_BW"), std::string::npos);
+  ASSERT_EQ(feature_warnings(p).size(), 1u);  // HZ_BW: not a v5.4 flag
+  EXPECT_NE(feature_warnings(p)[0].find("HZ_BW"), std::string::npos);
   // Without somewhere to keep them they are accepted and dropped.
   FeatureSet f = before;
   apply_features(f, "HRTICK", "--features");

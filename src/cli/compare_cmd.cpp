@@ -248,6 +248,7 @@ CommonOptions run_options(const CommonOptions& parsed, const kernel::Profile& pr
   CommonOptions o = parsed;
   o.kernel = prof.name;
   o.features = explicit_features(prof.features);
+  o.feature_warnings = false;
   o.seed = seed;
   o.json_out.clear();
   return o;
@@ -441,7 +442,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   const std::array<const kernel::Profile*, 2> profiles = {&base, &with};
   const std::array<const char*, 2> config_names = {"base", "with"};
   for (std::size_t c = 0; c < 2; ++c)
-    for (const std::string& w : kernel::unmodelled_feature_warnings(*profiles[c]))
+    for (const std::string& w : kernel::feature_warnings(*profiles[c]))
       fmt::print(stderr, "schedtwin: warning: --{}: {}\n", config_names[c], w);
 
   const Scenario sc = make_scenario(run_options(*prep.common, base, 1));  // InputError: machine

@@ -32,7 +32,8 @@ void register_features_command(CLI::App& app) {
       "in front of those that are off. The line lists every flag whatever the profile, as\n"
       "the flags are the model's. Every profile reads every flag except PLACE_LAG,\n"
       "PLACE_DEADLINE_INITIAL and RUN_TO_PARITY (read only by v6.6, EEVDF) and\n"
-      "GENTLE_FAIR_SLEEPERS, START_DEBIT and LAST_BUDDY (not read by v6.6); so SIS_UTIL on\n"
+      "GENTLE_FAIR_SLEEPERS, START_DEBIT, LAST_BUDDY, ALT_PERIOD and BASE_SLICE (not read by\n"
+      "v6.6; a run warns when one is set away from the profile's default); so SIS_UTIL on\n"
       "v5.4 gives v6.0's scan budget on v5.4's idle search.\n"
       "--mainline prints instead the line of the profile's mainline release: its\n"
       "kernel/sched/features.h flags in file order, as a kernel without PREEMPT_RT prints\n"
@@ -64,13 +65,10 @@ void register_features_command(CLI::App& app) {
     }
     kernel::Profile p = kernel::make_profile(opt->kernel);
     kernel::apply_features(p.features, opt->features, "--features", &p.unmodelled);
-    if (opt->mainline) {
-      fmt::print("{}", kernel::mainline_features_line(p));
-      return;
-    }
-    for (const std::string& w : kernel::unmodelled_feature_warnings(p))
+    for (const std::string& w : kernel::feature_warnings(p))
       fmt::print(stderr, "schedtwin: warning: --features: {}\n", w);
-    fmt::print("{}", kernel::sched_features_line(p.features));
+    fmt::print("{}", opt->mainline ? kernel::mainline_features_line(p)
+                                   : kernel::sched_features_line(p.features));
   });
 }
 

@@ -49,8 +49,9 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   s.config.profile = kernel::make_profile(o.kernel, where.kernel);
   kernel::apply_features(s.config.profile.features, o.features, where.features,
                          &s.config.profile.unmodelled);
-  for (const std::string& w : kernel::unmodelled_feature_warnings(s.config.profile))
-    fmt::print(stderr, "schedtwin: warning: {}: {}\n", where.features, w);
+  if (o.feature_warnings)
+    for (const std::string& w : kernel::feature_warnings(s.config.profile))
+      fmt::print(stderr, "schedtwin: warning: {}: {}\n", where.features, w);
   s.config.seed = o.seed;
   s.config.hz = o.hz;
   s.config.check = o.check;

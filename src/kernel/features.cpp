@@ -147,9 +147,37 @@ std::string mainline_features_line(const Profile& p) {
   return s;
 }
 
-std::vector<std::string> unmodelled_feature_warnings(const Profile& p) {
+bool profile_reads(const Profile& p, Feature f) {
+  const bool eevdf = p.version >= 606;
+  switch (f) {
+    case Feature::PLACE_LAG:
+    case Feature::PLACE_DEADLINE_INITIAL:
+    case Feature::RUN_TO_PARITY:
+      return eevdf;
+    case Feature::GENTLE_FAIR_SLEEPERS:
+    case Feature::START_DEBIT:
+    case Feature::LAST_BUDDY:
+    case Feature::ALT_PERIOD:  // sched_slice: CFS's tick preemption and placement only
+    case Feature::BASE_SLICE:
+      return !eevdf;
+    default:
+      return true;
+  }
+}
+
+std::vector<std::string> feature_warnings(const Profile& p) {
   const std::vector<MainlineFlag> flags = mainline_features(p.version);
   std::vector<std::string> out;
+  const FeatureSet defaults = make_profile(p.name).features;
+  for (int i = 0; i < kNumFeatures; ++i) {
+    const auto f = static_cast<Feature>(i);
+    if (profile_reads(p, f) || p.features.has(f) == defaults.has(f)) continue;
+    out.push_back(
+        fmt::format("{}{}: the {} profile does not read this flag ({}); the run is as "
+                    "without it",
+                    p.features.has(f) ? "" : "NO_", feature_name(f), p.name,
+                    p.version >= 606 ? "a CFS flag EEVDF replaced" : "an EEVDF flag"));
+  }
   for (int i = 0; i < kNumUnmodelledFeatures; ++i) {
     if (!p.unmodelled.given.test(static_cast<size_t>(i))) continue;
     const bool on = p.unmodelled.on.test(static_cast<size_t>(i));

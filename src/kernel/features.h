@@ -16,8 +16,9 @@ namespace schedtwin::kernel {
   X(LAST_BUDDY)                                                                               \
   X(CACHE_HOT_BUDDY)                                                                          \
   X(WAKEUP_PREEMPTION)                                                                        \
-  X(TTWU_QUEUE) X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS)     \
-      X(UTIL_EST) X(UTIL_EST_FASTUP) X(ALT_PERIOD)                                            \
+  X(TTWU_QUEUE)                                                                               \
+  X(SIS_AVG_CPU) X(SIS_PROP) X(SIS_UTIL) X(WA_IDLE) X(WA_WEIGHT) X(WA_BIAS) X(UTIL_EST)       \
+      X(UTIL_EST_FASTUP) X(ALT_PERIOD)                                                        \
           X(BASE_SLICE) /* mainline v6.6 EEVDF (read only by profiles v6.6+) */               \
       X(PLACE_LAG) X(PLACE_DEADLINE_INITIAL)                                                  \
           X(RUN_TO_PARITY) /* series 1: sched-idle fallback (v5.4) and its v5.6 follow-ups */ \
@@ -56,11 +57,12 @@ class FeatureSet {
 // keep a default it always follows (NONTASK_CAPACITY, ATTACH_AGE_LOAD, LB_MIN off).
 // --features accepts them, so that a real machine's features line can be given as it is; a
 // run simulates the release's default whatever they say, and warns when they differ from it.
-#define SCHEDTWIN_UNMODELLED_FEATURES(X)                                                     \
-  X(HRTICK)                                                                                  \
-  X(HRTICK_DL)                                                                               \
-  X(DOUBLE_TICK) X(NONTASK_CAPACITY) X(WARN_DOUBLE_CLOCK) X(RT_PUSH_IPI) X(RT_RUNTIME_SHARE) \
-      X(LB_MIN) X(ATTACH_AGE_LOAD) X(LATENCY_WARN) X(HZ_BW)
+#define SCHEDTWIN_UNMODELLED_FEATURES(X)                                                \
+  X(HRTICK)                                                                             \
+  X(HRTICK_DL)                                                                          \
+  X(DOUBLE_TICK)                                                                        \
+  X(NONTASK_CAPACITY) X(WARN_DOUBLE_CLOCK) X(RT_PUSH_IPI) X(RT_RUNTIME_SHARE) X(LB_MIN) \
+      X(ATTACH_AGE_LOAD) X(LATENCY_WARN) X(HZ_BW)
 
 enum class UnmodelledFeature : int {
 #define SCHEDTWIN_ENUM(name) name,
@@ -113,9 +115,15 @@ std::vector<MainlineFlag> mainline_features(int version);
 // ones from p.unmodelled where --features set them and the release's default elsewhere.
 std::string mainline_features_line(const Profile& p);
 
-// One message per unmodelled flag that p.unmodelled sets away from the release's default or
-// that the release does not have: the simulation ignores such settings.
-std::vector<std::string> unmodelled_feature_warnings(const Profile& p);
+// Whether profile `p`'s model reads flag `f`: v6.6 (EEVDF) reads PLACE_LAG,
+// PLACE_DEADLINE_INITIAL and RUN_TO_PARITY and no longer reads GENTLE_FAIR_SLEEPERS,
+// START_DEBIT, LAST_BUDDY, ALT_PERIOD and BASE_SLICE; every profile reads every other flag.
+bool profile_reads(const Profile& p, Feature f);
+
+// One message per setting the simulation of `p` ignores: a model flag the profile does not
+// read set away from the profile's default, an unmodelled flag set away from the release's
+// default or one the release does not have.
+std::vector<std::string> feature_warnings(const Profile& p);
 
 // A series name (alias) and the flags it stands for.
 struct SeriesAlias {
