@@ -208,6 +208,22 @@ TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {
   EXPECT_NE(r.out.find("--features: unknown feature 'SIS_PROPP'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("`schedtwin features` lists the flags"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  // A release number among the flags is named as one.
+  r = run_bin("features --features NO_TTWU_QUEUE,v6.0", true);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out,
+            "schedtwin: --features: 'v6.0' is a kernel profile, not a feature (a compare SPEC "
+            "names its profile first; elsewhere give --kernel)\n");
+  for (const char* spec : {"V6.0,NO_TTWU_QUEUE", "6.0,NO_TTWU_QUEUE"}) {
+    r = run_bin(
+        std::string("compare --runs 1 --base v6.0 --with ") + spec + " -- messaging -g 1 -l 10",
+        true);
+    EXPECT_EQ(r.rc, 1) << spec;
+    EXPECT_NE(r.out.find("--with: unknown kernel profile '" +
+                         std::string(spec).substr(0, std::string(spec).find(',')) + "'"),
+              std::string::npos)
+        << r.out;
+  }
   // --series lists every series whatever the profile: a profile beside it is a usage error.
   r = run_bin("features --series --kernel v6.6", true);
   EXPECT_EQ(r.rc, 2);

@@ -92,6 +92,14 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// "v6.0", "V6.0", "6.0": a release number, never a flag name.
+bool looks_like_profile(std::string_view s) {
+  if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s.remove_prefix(1);
+  return !s.empty() && is_digit(s[0]);
+}
+
 // Items are separated by commas or white space, so that a features file's line can be given
 // as it is (`--features "$(cat /sys/kernel/debug/sched/features)"`).
 constexpr std::string_view kSeparators = ", \t\n\r";
@@ -323,6 +331,11 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
     }
     Feature f;
     if (!lookup(name, f)) {
+      if (looks_like_profile(item))
+        throw InputError(
+            fmt::format("{}: '{}' is a kernel profile, not a feature (a compare "
+                        "SPEC names its profile first; elsewhere give --kernel)",
+                        what, item));
       std::vector<std::string_view> series;
       for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
       throw InputError(fmt::format(
@@ -347,8 +360,9 @@ Profile parse_spec(std::string_view spec, const Profile& base, std::string_view 
       known = true;
       break;
     }
-  // "v9.9" is a profile name nobody has, not a feature: say so, with the known ones.
-  if (!known && first.size() >= 2 && first[0] == 'v' && first[1] >= '0' && first[1] <= '9')
+  // "v9.9", "V6.0" or "6.0" is a profile name nobody has, not a feature: say so, with the
+  // known ones.
+  if (!known && looks_like_profile(first))
     make_profile(first, what);  // throws: unknown kernel profile, with the known ones
   apply_features(p.features, rest, what, &p.unmodelled);
   return p;
