@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -186,6 +187,18 @@ TEST(CliFeatures, AFlagTheProfileDoesNotReadIsAWarning) {
               std::string::npos)
         << f << ": " << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 5) << r.out;
+  // rt-app resolves the machine before reading its task set, then the whole scenario: still once.
+  const std::string dir = schedtwin::testutil::temp_path("features", "rtapp");
+  std::filesystem::create_directories(dir);  // the task set writes its logs to ./
+  r = run_bin("rt-app " + std::string(SCHEDTWIN_SOURCE_DIR) +
+                  "/examples/rt-app/lkml/sched-idle.json --duration 0.01 --kernel v6.0 "
+                  "--features PLACE_LAG",
+              true, dir);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "schedtwin: warning: --features: PLACE_LAG: the v6.0 profile does not read this flag "
+            "(an EEVDF flag); the run is as without it\n");
   // compare: once, naming the configuration.
   r = run_bin(
       "compare --runs 2 --base v6.6 --with v6.6,NO_BASE_SLICE,ALT_PERIOD -- messaging -g 1 "

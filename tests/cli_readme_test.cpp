@@ -68,8 +68,7 @@ TEST(Readme, CheapExamplesPrintWhatTheReadmeShows) {
       e.command.replace(p, 9, logs);
     // An example that shows only what goes to stderr ends in "2>&1 >/dev/null".
     const std::string stderr_only = " 2>&1 >/dev/null";
-    const bool want_stderr =
-        e.command.size() > stderr_only.size() && e.command.ends_with(stderr_only);
+    const bool want_stderr = e.command.ends_with(stderr_only);
     if (want_stderr) e.command.resize(e.command.size() - stderr_only.size());
     const schedtwin::testutil::CliResult r =
         schedtwin::testutil::run_bin(e.command, want_stderr, SCHEDTWIN_SOURCE_DIR);

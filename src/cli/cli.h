@@ -26,7 +26,7 @@ struct CommonOptions {
   std::string machine = "hikey";  // preset name or machine file
   std::string kernel = "v5.4";    // profile
   std::string features;           // kernel-syntax feature list
-  bool feature_warnings = true;   // off in compare's runs: compare says them once
+  bool feature_warnings = true;   // off where the caller says them once (compare, rt-app)
   std::uint64_t seed = 1;
   int hz = 0;              // 0: the machine's build
   std::string json_out;    // --json FILE

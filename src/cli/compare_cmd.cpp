@@ -442,8 +442,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   const std::array<const kernel::Profile*, 2> profiles = {&base, &with};
   const std::array<const char*, 2> config_names = {"base", "with"};
   for (std::size_t c = 0; c < 2; ++c)
-    for (const std::string& w : kernel::feature_warnings(*profiles[c]))
-      fmt::print(stderr, "schedtwin: warning: --{}: {}\n", config_names[c], w);
+    print_feature_warnings(*profiles[c], fmt::format("--{}", config_names[c]));
 
   const Scenario sc = make_scenario(run_options(*prep.common, base, 1));  // InputError: machine
   for (const kernel::Profile* p : profiles) {

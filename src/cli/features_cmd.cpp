@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "cli/run_common.h"
 #include "kernel/features.h"
 
 namespace schedtwin::cli {
@@ -65,8 +66,7 @@ void register_features_command(CLI::App& app) {
     }
     kernel::Profile p = kernel::make_profile(opt->kernel);
     kernel::apply_features(p.features, opt->features, "--features", &p.unmodelled);
-    for (const std::string& w : kernel::feature_warnings(p))
-      fmt::print(stderr, "schedtwin: warning: --features: {}\n", w);
+    print_feature_warnings(p, "--features");
     fmt::print("{}", opt->mainline ? kernel::mainline_features_line(p)
                                    : kernel::sched_features_line(p.features));
   });

@@ -91,11 +91,11 @@ void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& 
 
 RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
                        const std::string& logdir, bool create_logdir, bool keep_samples) {
-  // Only the machine is needed to read the task set; run_rtapp_config makes the whole scenario
-  // (and says what it thinks of the features) once.
-  CommonOptions machine_only = o;
-  machine_only.features.clear();
-  machine::Machine m = make_scenario(machine_only).machine;
+  // Only the machine is needed to read the task set; run_rtapp_config makes the scenario again
+  // and says what it thinks of the features, once.
+  CommonOptions quiet = o;
+  quiet.feature_warnings = false;
+  machine::Machine m = make_scenario(quiet).machine;
   return run_rtapp_config(o, workload::rtapp::parse_file(taskset, m.nr_cpus()), logdir,
                           create_logdir, keep_samples);
 }

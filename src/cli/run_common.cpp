@@ -49,13 +49,16 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   s.config.profile = kernel::make_profile(o.kernel, where.kernel);
   kernel::apply_features(s.config.profile.features, o.features, where.features,
                          &s.config.profile.unmodelled);
-  if (o.feature_warnings)
-    for (const std::string& w : kernel::feature_warnings(s.config.profile))
-      fmt::print(stderr, "schedtwin: warning: {}: {}\n", where.features, w);
+  if (o.feature_warnings) print_feature_warnings(s.config.profile, where.features);
   s.config.seed = o.seed;
   s.config.hz = o.hz;
   s.config.check = o.check;
   return s;
+}
+
+void print_feature_warnings(const kernel::Profile& p, std::string_view label) {
+  for (const std::string& w : kernel::feature_warnings(p))
+    fmt::print(stderr, "schedtwin: warning: {}: {}\n", label, w);
 }
 
 nlohmann::json common_json(const std::string& command, const Scenario& s, const kernel::Kernel& k,

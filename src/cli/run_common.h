@@ -32,6 +32,10 @@ struct InputLabels {
 // and that no two output options name one file (check_distinct_outputs).
 Scenario make_scenario(const CommonOptions& o, const InputLabels& where = {});
 
+// kernel::feature_warnings of `p` on stderr, one "schedtwin: warning: LABEL: ..." line each;
+// LABEL names where the features came from (--features, --with, a scenario file's place).
+void print_feature_warnings(const kernel::Profile& p, std::string_view label);
+
 // schema_version, command, machine, kernel, features, seed, sim_time_s, wall_time_s, events.
 nlohmann::json common_json(const std::string& command, const Scenario& s, const kernel::Kernel& k,
                            double wall_time_s);
