@@ -606,7 +606,8 @@ void KernelImpl::on_tick(int cpu) {
 
 void KernelImpl::on_step_done(int cpu) {
   Rq& rq = cpu_rq(cpu);
-  settle(cpu);
+  // What settle() would account is overwritten here: the step and any debt are over.
+  rq.seg_start = now_;
   if (rq.curr == kNoTask) return;
   Task& t = task(rq.curr);
   t.remaining = 0;
