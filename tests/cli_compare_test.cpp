@@ -223,6 +223,28 @@ TEST(CliCompare, LogsOnlyUnderLogdirPerConfigurationAndSeed) {
   fs::remove_all(d);
 }
 
+TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
+  fs::path d = tmpdir("same");
+  Result r = run("compare --runs 1 --base v5.17 --with '' -- messaging -g 1 -l 10", d);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "schedtwin: warning: --with '' leaves the model as --base has it: both columns are "
+            "the same runs, every diff is 0\n");
+  EXPECT_NE(r.out.find("change:  same as base\n"), std::string::npos) << r.out;
+  // A machine's features line: its first items and the count; the change is still exact.
+  r = run("compare --runs 1 --base v5.17 --with 'GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY "
+          "LAST_BUDDY CACHE_HOT_BUDDY WAKEUP_PREEMPTION NO_SIS_PROP' -- messaging -g 1 -l 10",
+          d);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("with:    'GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY ...' (7 items) = "
+                       "kernel v5.17,"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("change:  -SIS_PROP\n"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
 TEST(CliCompare, BadUsageAndBadInputExitCodes) {
   fs::path d = tmpdir("errors");
   struct Case {

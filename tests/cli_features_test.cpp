@@ -164,7 +164,8 @@ TEST(CliFeatures, AnUnmodelledFlagAwayFromItsDefaultIsAWarningAndChangesNothing)
   EXPECT_EQ(run_bin("messaging -g 1 -l 50 --kernel v5.4 --features NO_LB_MIN", true).out, "");
   // compare says it once per configuration, not once per run.
   const auto c =
-      run_bin("compare --runs 2 --base v5.4 --with v5.4,HRTICK -- messaging -g 1 -l 20", true);
+      run_bin("compare --runs 2 --base v5.4 --with v5.4,HRTICK,NO_SIS_PROP -- messaging -g 1 -l 20",
+              true);
   EXPECT_EQ(c.rc, 0);
   EXPECT_EQ(c.out,
             "schedtwin: warning: --with: HRTICK: a flag the model does not read; the run simulates "
@@ -221,6 +222,17 @@ TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {
   EXPECT_NE(r.out.find("--features: unknown feature 'SIS_PROPP'"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("`schedtwin features` lists the flags"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+  // A near miss is named, with NO_ kept; nothing near lists the series instead.
+  r = run_bin("features --features NO_sis_prop,SIS_PORP", true);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out,
+            "schedtwin: --features: unknown feature 'NO_sis_prop'; did you mean NO_SIS_PROP? "
+            "(`schedtwin features` lists the flags)\n");
+  r = run_bin("features --features latency-nise", true);
+  EXPECT_NE(r.out.find("did you mean latency-nice?"), std::string::npos) << r.out;
+  r = run_bin("features --features FOO", true);
+  EXPECT_EQ(r.out.find("did you mean"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("or a series: sched-idle-fallback,"), std::string::npos) << r.out;
   // A release number among the flags is named as one.
   r = run_bin("features --features NO_TTWU_QUEUE,v6.0", true);
   EXPECT_EQ(r.rc, 1);

@@ -324,6 +324,23 @@ std::string render_table(const std::vector<std::array<std::string, 5>>& rows) {
   return out;
 }
 
+// A SPEC as the header shows it: quoted as given, or, for a long list such as a machine's
+// whole features line, its first items and the count (the resolved flags follow anyway).
+std::string spec_label(const std::string& spec) {
+  std::vector<std::string> items;
+  std::size_t i = 0;
+  while (i < spec.size()) {
+    const std::size_t end = spec.find_first_of(", \t\n\r", i);
+    if (end != i) items.push_back(spec.substr(i, end == std::string::npos ? end : end - i));
+    if (end == std::string::npos) break;
+    i = end + 1;
+  }
+  constexpr std::size_t kShown = 3;
+  if (items.size() <= 2 * kShown) return shell_quote(spec);
+  return fmt::format("'{} ...' ({} items)",
+                     fmt::join(items.begin(), items.begin() + kShown, " "), items.size());
+}
+
 std::string describe(const kernel::Profile& p) {
   return fmt::format("kernel {}, features {}", p.name, p.features.to_string());
 }
@@ -508,6 +525,14 @@ CompareOutcome run_compare(const CompareRequest& r) {
     }
   }
 
+  // Same seeds and the same model: the columns are byte-identical runs. Said once the runs
+  // succeeded, so that a bad input stays a one-line error.
+  if (change(base, with) == "same as base")
+    fmt::print(stderr,
+               "schedtwin: warning: --with '{}' leaves the model as --base has it: both columns "
+               "are the same runs, every diff is 0\n",
+               r.with_spec);
+
   CompareOutcome out;
   std::vector<std::string> quoted;
   for (const auto& a : r.args) quoted.push_back(shell_quote(a));
@@ -515,8 +540,8 @@ CompareOutcome run_compare(const CompareRequest& r) {
   txt += fmt::format("compare: {}\n", fmt::join(quoted, " "));
   txt += fmt::format("machine: {}\n", sc.machine.name);
   txt += fmt::format("base:    {} = {}\n",
-                     r.base_spec.empty() ? "(default)" : shell_quote(r.base_spec), describe(base));
-  txt += fmt::format("with:    {} = {}\n", shell_quote(r.with_spec), describe(with));
+                     r.base_spec.empty() ? "(default)" : spec_label(r.base_spec), describe(base));
+  txt += fmt::format("with:    {} = {}\n", spec_label(r.with_spec), describe(with));
   txt += fmt::format("change:  {}\n", change(base, with));
   txt += fmt::format(
       "runs:    {} per configuration, seeds 1..{}; mean ± sd over runs; diff and 95% CI "

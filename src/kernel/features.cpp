@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "engine/error.h"
+#include "engine/spelling.h"
 
 namespace schedtwin::kernel {
 
@@ -336,8 +337,15 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
             fmt::format("{}: '{}' is a kernel profile, not a feature (a compare "
                         "SPEC names its profile first; elsewhere give --kernel)",
                         what, item));
-      std::vector<std::string_view> series;
+      std::vector<std::string_view> series, known(kNames.begin(), kNames.end());
       for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
+      known.insert(known.end(), kUnmodelledNames.begin(), kUnmodelledNames.end());
+      known.insert(known.end(), series.begin(), series.end());
+      const std::string guess = engine::closest_spelling(name, known);
+      if (!guess.empty())
+        throw InputError(fmt::format(
+            "{}: unknown feature '{}'; did you mean {}{}? (`schedtwin features` lists the flags)",
+            what, item, on ? "" : "NO_", guess));
       throw InputError(fmt::format(
           "{}: unknown feature '{}' (expected a flag such as SIS_PROP or NO_SIS_PROP, or a series: "
           "{}; `schedtwin features` lists the flags)",
