@@ -521,3 +521,54 @@ TEST(Balance, AnOverloadedGroupInTheLlcGivesTasksNotUtilFromV510) {
     EXPECT_EQ(env.imbalance, c.imbalance) << c.profile << " weight " << c.weight;
   }
 }
+
+// need_active_balance after repeated failures (cache_nice_tries + 3 of them): v5.7 kicks an
+// active balance whatever the migration type; from v5.12 (e9b9734b7465) only when the
+// imbalance is in tasks (imbalanced_active_balance).
+TEST(Balance, RepeatedFailureAsksForActiveBalanceOnlyForTasksFromV512) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    KernelImpl k(flat_machine(1, 2), config(profile));
+    SchedDomain& sd = k.cpu_rq(1).sd[0];
+    const int tries = k.levels_[static_cast<size_t>(sd.level_id)].cache_nice_tries;
+    lb_env env;
+    env.sd_idx = 0;
+    env.dst_cpu = 1;
+    env.src_cpu = 0;
+    env.idle = CPU_IDLE;
+    const bool v57 = std::string(profile) == "v5.7";
+    for (migration_type t : {migrate_load, migrate_util, migrate_task}) {
+      env.mtype = t;
+      sd.nr_balance_failed = static_cast<unsigned>(tries + 2);
+      EXPECT_FALSE(k.need_active_balance(env)) << profile << " type " << t;
+      sd.nr_balance_failed = static_cast<unsigned>(tries + 3);
+      EXPECT_EQ(k.need_active_balance(env), v57 || t == migrate_task) << profile << " type " << t;
+    }
+  }
+}
+
+// The waiting task of CPU 0 may not run on CPU 1; the running one may. The fourth failed
+// balance in a row kicks an active balance on both profiles. v5.7 then backs off (the
+// balance interval doubles); v5.12 (e9b9734b7465) asks need_active_balance again, which is
+// false once nr_balance_failed is reset to cache_nice_tries + 1, and leaves the interval.
+// LBF_ALL_PINNED (8a41dfcda7a3) ends cleared on both: the running task could run here.
+TEST(Balance, AnActiveBalanceKickBacksOffOnlyBeforeV512) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    KernelImpl k(flat_machine(1, 2), config(profile));
+    BusyBody a, b;
+    TaskId waiting = stacked_with_hot_waiter(k, a, b);
+    k.task(waiting).allowed = {true, false};
+    k.task(waiting).nr_cpus_allowed = 1;
+    SchedDomain& sd = k.cpu_rq(1).sd[0];
+    const DomainLevel& lvl = k.levels_[static_cast<size_t>(sd.level_id)];
+    sd.nr_balance_failed = static_cast<unsigned>(lvl.cache_nice_tries + 2);
+    sd.balance_interval = static_cast<unsigned>(lvl.min_interval);
+    ASSERT_LT(sd.balance_interval, static_cast<unsigned>(lvl.max_interval));
+    bool cont = true;
+    EXPECT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 0) << profile;
+    EXPECT_TRUE(k.cpu_rq(0).active_balance) << profile;
+    EXPECT_EQ(sd.nr_balance_failed, static_cast<unsigned>(lvl.cache_nice_tries + 1)) << profile;
+    EXPECT_EQ(sd.balance_interval,
+              static_cast<unsigned>(lvl.min_interval) * (std::string(profile) == "v5.7" ? 2 : 1))
+        << profile;
+  }
+}

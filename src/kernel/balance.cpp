@@ -641,17 +641,22 @@ void KernelImpl::attach_tasks(lb_env& env) {
 }
 
 // voluntary_active_balance / need_active_balance (fair.c v5.7), symmetric capacity: only
-// repeated failure triggers an active balance.
+// repeated failure triggers an active balance. From v5.12 (e9b9734b7465, "Reduce cases for
+// active balance") repeated failure counts only when the imbalance is in tasks
+// (imbalanced_active_balance): an overloaded group's waiting task is pulled by detach_tasks
+// once its halved load fits. Asym packing and reduced capacity are not modelled.
 bool KernelImpl::voluntary_active_balance(const lb_env& env) { return env.mtype == migrate_misfit; }
 
 bool KernelImpl::need_active_balance(const lb_env& env) {
   if (voluntary_active_balance(env)) return true;
   const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  if (prof_.version >= 512 && env.mtype != migrate_task) return false;
   return sd.nr_balance_failed >
          static_cast<unsigned>(level_of(env.dst_cpu, env.sd_idx).cache_nice_tries + 2);
 }
 
-// load_balance (fair.c v5.7). Returns the number of tasks moved to this_cpu.
+// load_balance (fair.c v5.7, with v5.12's LBF_ALL_PINNED and active-balance changes on profiles
+// v5.17 and later). Returns the number of tasks moved to this_cpu.
 int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
                              bool& continue_balancing) {
   Rq& this_rq = cpu_rq(this_cpu);
@@ -667,6 +672,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
   int ld_moved = 0;
   bool active_balance = false;
   int busiest_cpu = -1;
+  const bool v512 = prof_.version >= 512;
   sd.lb_count[idle]++;
   if (explain_ && explain_->begin("balance", now_, this_cpu, "")) {
     explain_->field("domain", lvl.name);
@@ -723,6 +729,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     Rq& busiest = cpu_rq(busiest_cpu);
     ld_moved = 0;
     bool redo = false;
+    // v5.12 (8a41dfcda7a3): set whatever busiest runs, cleared by the first task that could
+    // run here (detach_tasks or the active balance below). With v5.12's need_active_balance
+    // and no misfit tasks, out_one_pinned sees the same flag as v5.7 would, except when a
+    // task allowed here was refused for a reason other than hotness (SIB_LAST_NONIDLE).
+    if (v512) env.flags |= LBF_ALL_PINNED;
     if (busiest.nr_running > 1) {
       env.flags |= LBF_ALL_PINNED;
       env.loop_max = std::min(sysctl_sched_nr_migrate, busiest.nr_running);
@@ -784,9 +795,10 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
       if (need_active_balance(env)) {
         Rq& busiest = cpu_rq(busiest_cpu);
         if (busiest.curr != kNoTask && !task(busiest.curr).allowed[static_cast<size_t>(this_cpu)]) {
-          env.flags |= LBF_ALL_PINNED;
+          if (!v512) env.flags |= LBF_ALL_PINNED;
           outcome = ONE_PINNED;
         } else {
+          if (v512) env.flags &= ~LBF_ALL_PINNED;
           if (!busiest.active_balance) {
             busiest.active_balance = true;
             busiest.push_cpu = this_cpu;
@@ -801,9 +813,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
       sd.lb_gained[idle] += static_cast<std::uint64_t>(ld_moved);
     }
     if (outcome == MOVED) {
-      if (!active_balance || voluntary_active_balance(env))
+      // v5.12 (e9b9734b7465) asks need_active_balance again, after nr_balance_failed was
+      // reset above, and no longer backs off after kicking an active balance.
+      if (!active_balance || (v512 ? need_active_balance(env) : voluntary_active_balance(env)))
         sd.balance_interval = static_cast<unsigned>(lvl.min_interval);
-      else if (sd.balance_interval < static_cast<unsigned>(lvl.max_interval))
+      else if (!v512 && sd.balance_interval < static_cast<unsigned>(lvl.max_interval))
         sd.balance_interval *= 2;
     }
   }
