@@ -76,22 +76,38 @@ TEST(CliMachine, ShowIsHumanReadable) {
   EXPECT_NE(r.out.find("  node      0:0-11,24-35 1:12-23,36-47"), std::string::npos) << r.out;
 }
 
-// --tunables adds each CPU's domains as /proc/sys/kernel/sched_domain gives them. xeon-e5-2650v4
-// (2 nodes of one 24-CPU LLC): the NUMA domain spans two LLCs, so v6.0 allows an imbalance of
-// 2 tasks (imb_numa_nr = the LLCs it spans); v5.7 has no imb_numa_nr.
-TEST(CliMachine, DomainsTunablesGiveFlagsAndImbNumaNr) {
+// --tunables adds each CPU's domains as the release shows them. xeon-e5-2650v4 (2 nodes of one
+// 24-CPU LLC): the NUMA domain spans two LLCs, so v6.0 allows an imbalance of 2 tasks
+// (imb_numa_nr = the LLCs it spans); v5.7 has no imb_numa_nr. Flag values worked out by hand
+// from each release's headers: v5.7 (topology.h) LOAD_BALANCE 0x1 + NEWIDLE 0x2 + EXEC 0x4 +
+// FORK 0x8 + WAKE_AFFINE 0x20 + SERIALIZE 0x400 + OVERLAP 0x2000 + NUMA 0x4000 = 25647;
+// v6.0 (sd_flags.h, with ASYM_CPUCAPACITY_FULL at bit 6) NEWIDLE 1 + EXEC 2 + FORK 4 +
+// WAKE_AFFINE 16 + SERIALIZE 512 + OVERLAP 4096 + NUMA 8192 = 12823, and the SMT level's
+// SHARE_CPUCAPACITY 128 + SHARE_PKG_RESOURCES 256 + PREFER_SIBLING 2048 + the first four = 2455.
+TEST(CliMachine, DomainsTunablesGiveTheReleasesFlagsAndImbNumaNr) {
   Result r = run("machine domains xeon-e5-2650v4 --kernel v6.0 --tunables");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("CPU0 attaching sched-domain(s):"), std::string::npos);
   EXPECT_NE(r.out.find("\ncpu0 domain2 NUMA: min_interval=48 max_interval=96 busy_factor=16 "
-                       "imbalance_pct=117 cache_nice_tries=2 flags="),
+                       "imbalance_pct=117 cache_nice_tries=2 flags=12823 (SD_BALANCE_NEWIDLE "
+                       "SD_BALANCE_EXEC SD_BALANCE_FORK SD_WAKE_AFFINE SD_SERIALIZE SD_OVERLAP "
+                       "SD_NUMA) imb_numa_nr=2\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("SD_SERIALIZE SD_NUMA) imb_numa_nr=2\n"), std::string::npos);
-  EXPECT_NE(r.out.find("SD_SHARE_PKG_RESOURCES SD_PREFER_SIBLING) imb_numa_nr=0\n"),
-            std::string::npos);
+  EXPECT_NE(r.out.find("\ncpu0 domain0 SMT: min_interval=2 max_interval=4 busy_factor=16 "
+                       "imbalance_pct=110 cache_nice_tries=0 flags=2455 (SD_BALANCE_NEWIDLE "
+                       "SD_BALANCE_EXEC SD_BALANCE_FORK SD_WAKE_AFFINE SD_SHARE_CPUCAPACITY "
+                       "SD_SHARE_PKG_RESOURCES SD_PREFER_SIBLING) imb_numa_nr=0\n"),
+            std::string::npos)
+      << r.out;
   Result old = run("machine domains xeon-e5-2650v4 --kernel v5.7 --tunables");
-  EXPECT_NE(old.out.find("SD_NUMA) imb_numa_nr=0\n"), std::string::npos) << old.out;
+  EXPECT_NE(old.out.find("\ncpu0 domain2 NUMA: min_interval=48 max_interval=96 busy_factor=32 "
+                         "imbalance_pct=125 cache_nice_tries=2 flags=25647 (SD_LOAD_BALANCE "
+                         "SD_BALANCE_NEWIDLE SD_BALANCE_EXEC SD_BALANCE_FORK SD_WAKE_AFFINE "
+                         "SD_SERIALIZE SD_OVERLAP SD_NUMA)\n"),
+            std::string::npos)
+      << old.out;
+  EXPECT_EQ(old.out.find("imb_numa_nr"), std::string::npos) << old.out;
   EXPECT_EQ(run("machine domains xeon-e5-2650v4").out.find("imb_numa_nr"), std::string::npos);
 }
 

@@ -20,8 +20,11 @@ void register_domains_command(CLI::App& app) {
   sub->add_option("machine", o->machine, "Preset name or machine file")->required();
   sub->add_option("--kernel", o->kernel, "Kernel profile")->capture_default_str();
   sub->add_flag("--tunables", o->tunables,
-                "Then each CPU's domains with their tunables, as /proc/sys/kernel/sched_domain/"
-                "cpuN/domainM/ gives them (intervals in ms, imbalance_pct, flags, imb_numa_nr)");
+                "Then each CPU's domains with their tunables, as the release shows them in "
+                "/proc/sys/kernel/sched_domain/cpuN/domainM/ (v5.3-v5.7) or "
+                "/sys/kernel/debug/sched/domains/cpuN/domainM/ (v5.13 on): intervals in ms, "
+                "imbalance_pct, flags as the release numbers them and their names, and from "
+                "v5.18 the model's imb_numa_nr");
   sub->callback([o] {
     machine::Machine m = machine::load_machine(o->machine);
     const kernel::Profile p = kernel::make_profile(o->kernel);

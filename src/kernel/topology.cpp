@@ -107,7 +107,10 @@ void KernelImpl::build_sched_domains() {
         } else if (specs[si].numa) {
           lvl.cache_nice_tries = 2;
           lvl.flags &= ~SD_PREFER_SIBLING;
-          lvl.flags |= SD_SERIALIZE;
+          // SD_OVERLAP: build_sched_domains sets it on every SDTL_OVERLAP (NUMA) level. The
+          // model builds their groups as build_sched_groups does, which gives the kernel's
+          // overlapping groups wherever every CPU's child domain is its node (all presets).
+          lvl.flags |= SD_SERIALIZE | SD_OVERLAP;
           if (specs[si].numa_distance > 30)  // node_reclaim_distance (RECLAIM_DISTANCE)
             lvl.flags &= ~(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
         } else {
@@ -273,8 +276,16 @@ std::string KernelImpl::sched_domain_debug() const {
   return out;
 }
 
-std::string KernelImpl::sched_domain_tunables() const {
-  static constexpr std::pair<unsigned, const char*> kNames[] = {
+// The flags as the profile's release numbers and names them: v5.4's topology.h bit values
+// up to v5.7; SD_LOAD_BALANCE gone from v5.8 (36c5bdc43870); from v5.10 sd_flags.h's order
+// (no SD_SHARE_POWERDOMAIN), with SD_ASYM_CPUCAPACITY_FULL after SD_ASYM_CPUCAPACITY from
+// v5.14. The model keeps v5.4's bits internally.
+static std::pair<unsigned, std::string> release_sd_flags(unsigned flags, int version) {
+  struct Bit {
+    unsigned v54;
+    const char* name;
+  };
+  static constexpr Bit kV54[] = {
       {SD_LOAD_BALANCE, "SD_LOAD_BALANCE"},
       {SD_BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"},
       {SD_BALANCE_EXEC, "SD_BALANCE_EXEC"},
@@ -290,19 +301,35 @@ std::string KernelImpl::sched_domain_tunables() const {
       {SD_OVERLAP, "SD_OVERLAP"},
       {SD_NUMA, "SD_NUMA"},
   };
+  unsigned value = 0;
+  std::string names;
+  int next_bit = 0;  // sd_flags.h: bits in file order
+  for (const Bit& b : kV54) {
+    if (version >= 508 && b.v54 == SD_LOAD_BALANCE) continue;
+    if (version >= 514 && b.v54 == SD_SHARE_CPUCAPACITY) ++next_bit;  // ..._FULL's bit
+    const unsigned bit = version >= 510 ? 1u << next_bit++ : b.v54;
+    if (!(flags & b.v54)) continue;
+    value |= bit;
+    names += std::string(names.empty() ? "" : " ") + b.name;
+  }
+  return {value, names};
+}
+
+std::string KernelImpl::sched_domain_tunables() const {
   std::string out;
   for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
     const Rq& rq = rq_[static_cast<size_t>(cpu)];
     for (size_t k = 0; k < rq.sd.size(); ++k) {
       const DomainLevel& lvl = levels_[static_cast<size_t>(rq.sd[k].level_id)];
-      std::string names;
-      for (const auto& [bit, name] : kNames)
-        if (lvl.flags & bit) names += std::string(names.empty() ? "" : " ") + name;
+      const auto [flags, names] = release_sd_flags(lvl.flags, prof_.version);
       out += fmt::format(
           "cpu{} domain{} {}: min_interval={} max_interval={} busy_factor={} imbalance_pct={} "
-          "cache_nice_tries={} flags={} ({}) imb_numa_nr={}\n",
+          "cache_nice_tries={} flags={} ({})",
           cpu, k, lvl.name, lvl.min_interval, lvl.max_interval, lvl.busy_factor, lvl.imbalance_pct,
-          lvl.cache_nice_tries, lvl.flags, names, rq.sd[k].imb_numa_nr);
+          lvl.cache_nice_tries, flags, names);
+      // e496132ebedd (v5.18) added the field; the model's v6.0 and v6.6 use it.
+      if (prof_.version >= 518) out += fmt::format(" imb_numa_nr={}", rq.sd[k].imb_numa_nr);
+      out += "\n";
     }
   }
   return out;
