@@ -13,6 +13,7 @@
 #include "cli_test_util.h"
 
 using namespace schedtwin;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -97,6 +98,19 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
        ":1:39: \"machine\" appears twice (first at 1:19)"},
       {R"({"duration_s": 1, "groups": {"g": {}, "g": {}}, "workloads": [{"schbench": []}]})",
        "\"g\" appears twice"},
+      // The run length is the file's.
+      {R"({"duration_s": 1, "workloads": [{"pingpong": ["--threads", "2", "-r", "5"]}]})",
+       "pingpong arguments: -r/--runtime: every workload of a scenario runs for the file's "
+       "\"duration_s\""},
+      {R"({"duration_s": 1, "workloads": [{"schbench": ["--runtime", "5"]}]})",
+       "schbench arguments: -r/--runtime"},
+      // A group is one directory under the root: "" would read as the root, "a/b" as nesting.
+      {R"({"duration_s": 1, "groups": {"": {"cpu.weight": 5}}, "workloads": [{"schbench": []}]})",
+       "group \"\": a group name is one cgroup directory name"},
+      {R"({"duration_s": 1, "groups": {"a/b": {}}, "workloads": [{"schbench": []}]})",
+       "group \"a/b\": a group name is one cgroup directory name"},
+      {R"({"duration_s": 1, "groups": {"..": {}}, "workloads": [{"schbench": []}]})",
+       "group \"..\": a group name"},
       // An unsupported cgroup key is unknown whatever its value.
       {R"({"duration_s": 1, "groups": {"g": {"cpu.max": "1 2"}}, "workloads": [{"schbench": []}]})",
        "group \"g\": unknown key \"cpu.max\""},
@@ -124,4 +138,23 @@ TEST(CliRun, ReportsCoverDurationEvenWhenSchbenchRunsAWholeSecond) {
   EXPECT_NE(r.out.find("/   0.30(s) ="), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("/   1.00(s) ="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(schbench -r takes whole seconds: it ran 1 s)"), std::string::npos);
+}
+
+// A machine file named in a scenario is found beside the scenario file, whatever the working
+// directory; one found nowhere is named with the scenario's place and the path looked at.
+TEST(CliRun, AMachineFileIsFoundBesideTheScenario) {
+  const fs::path dir = scratch_dir() / "beside";
+  fs::create_directories(dir);
+  ASSERT_EQ(run_bin("machine show hikey --json > " + (dir / "m.json").string()).rc, 0);
+  std::ofstream(dir / "s.json")
+      << R"({"machine": "m.json", "duration_s": 0.05, "workloads": [{"schbench": ["-m", "1", "-t", "2"]}]})";
+  std::ofstream(dir / "t.json")
+      << R"({"machine": "none.json", "duration_s": 0.05, "workloads": [{"schbench": ["-m", "1"]}]})";
+  Result r = run_bin("run beside/s.json", false, scratch_dir().string());
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out.rfind("scenario beside/s.json on hikey (8 CPUs)", 0), 0u) << r.out;
+  r = run_bin("run " + (dir / "t.json").string(), true, "/");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out, "schedtwin: " + (dir / "t.json").string() + ":1:2: \"machine\": " +
+                       (dir / "none.json").string() + ": cannot read machine file (no such file)\n");
 }

@@ -248,6 +248,23 @@ TEST(MachineFile, DistanceMatrix) {
       j, "numa_distance.matrix[0][1]: distance between different nodes must be in 11..255, got 10");
 }
 
+// CPUs 2 and 3 are on node 1: the matrix must have its row, and every row must have CPUs.
+TEST(MachineFile, DistanceMatrixAndTheCpusNodesAgree) {
+  json j = base();
+  j.erase("numa_distance");
+  expect_error(j,
+               "numa_distance: missing (one node assumed), but the topology puts CPU 2 on node 1: "
+               "give a 2 x 2 matrix (10 on the diagonal, the SLIT distances elsewhere)");
+  j = base();
+  j["numa_distance"]["matrix"] = {{10}};
+  expect_error(j, "topology.cpus[2].node: node 1 does not exist (numa_distance has 1 node)");
+  j = base();
+  j["numa_distance"]["matrix"] = {{10, 20, 30}, {20, 10, 30}, {30, 30, 10}};
+  expect_error(j,
+               "numa_distance.matrix: has 3 nodes, but no CPU is on node 2: nodes without CPUs "
+               "are not modelled");
+}
+
 TEST(MachineFile, NegativeAndNonIntegerCosts) {
   json j = base();
   j["costs"]["ipi"]["ns"] = -5;

@@ -9,8 +9,8 @@
 // children of the root. A workload is its subcommand's own arguments (schbench, messaging,
 // hackbench, pingpong); its tasks join the group (and tasks they fork inherit it).
 // duration_s ends every workload: schbench and pingpong run that long; messaging that has
-// not finished reports what it did. --machine, --kernel, --features and --seed on the
-// command line override the file.
+// not finished reports what it did (their -r/--runtime is refused). --machine, --kernel,
+// --features and --seed on the command line replace the file's.
 #include "cli/run_cmd.h"
 
 #include <fmt/core.h>
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -27,6 +28,7 @@
 #include "cli/run_common.h"
 #include "cli/schbench_cmd.h"
 #include "engine/error.h"
+#include "machine/machine_file.h"
 #include "workload/json_relaxed.h"
 #include "workload/messaging.h"
 #include "workload/pingpong.h"
@@ -94,6 +96,12 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
     bad(file, arr,
         fmt::format("{} arguments: unexpected {} (not an option or argument of {})", kind,
                     fmt::join(rest, " "), kind));
+  // schbench's and pingpong's run time is the scenario's duration_s: -r would be dropped.
+  if (const CLI::Option* r = app.get_option_no_throw("--runtime"); r && r->count() > 0)
+    bad(file, arr,
+        fmt::format("{} arguments: -r/--runtime: every workload of a scenario runs for the "
+                    "file's \"duration_s\"",
+                    kind));
   // The subcommand's parser knows the common options, but in a scenario they are the whole
   // run's: taken here, they would be dropped without a word.
   static constexpr const char* kFileKeys[] = {"--machine", "--kernel", "--features", "--seed"};
@@ -123,6 +131,24 @@ auto checked(const std::string& file, const JNode& args, const std::string& kind
   }
 }
 
+// A machine file named in a scenario is looked for beside the scenario file first (so that
+// the pair can be moved together), then from the working directory; presets stay names.
+std::string machine_beside(const std::string& scenario_file, const std::string& machine) {
+  const auto presets = machine::preset_names();
+  if (machine == "host" || std::find(presets.begin(), presets.end(), machine) != presets.end())
+    return machine;
+  const std::filesystem::path p(machine);
+  if (p.is_absolute()) return machine;
+  const std::filesystem::path beside = std::filesystem::path(scenario_file).parent_path() / p;
+  std::error_code ec;
+  if (std::filesystem::exists(beside, ec)) return beside.lexically_normal().string();
+  // Neither here nor there: name the place looked at first, unless it is no path at all
+  // (then load_machine lists the presets).
+  const bool looks_like_path = machine.find('/') != std::string::npos || p.extension() == ".json";
+  if (looks_like_path && !std::filesystem::exists(p, ec)) return beside.lexically_normal().string();
+  return machine;
+}
+
 }  // namespace
 
 ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& file, CommonOptions c,
@@ -144,7 +170,10 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       return fmt::format("{}:{}:{}: \"{}\"", file, v.line, v.col, k);
     };
     if (k == "machine") {
-      if (!ov.machine) c.machine = str(), where.machine = place();
+      if (!ov.machine) {
+        c.machine = machine_beside(file, str());
+        where.machine = place();
+      }
     } else if (k == "kernel") {
       if (!ov.kernel) c.kernel = str(), where.kernel = place();
     } else if (k == "features") {
@@ -181,6 +210,12 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   if (groups) {
     refuse_duplicate_keys(file, *groups);
     for (const auto& [name, g] : groups->members) {
+      // One cgroup directory under the root: mkdir refuses "", ".", ".." and a '/' would nest.
+      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+        bad(file, g,
+            fmt::format("group \"{}\": a group name is one cgroup directory name (not empty, "
+                        "not . or .., no '/'; groups are children of the root)",
+                        name));
       if (g.kind != JNode::Kind::Object)
         bad(file, g, fmt::format("group \"{}\": expected an object", name));
       refuse_duplicate_keys(file, g);
@@ -374,6 +409,17 @@ void register_run_command(CLI::App& app) {
       "duration_s (see README, \"Scenarios\").");
   sub->add_option("scenario", o->scenario, "Scenario file (JSON)")->required();
   add_common_options(*sub, o->common);
+  // The file's own keys stand unless the option is given: the help says so, with the
+  // defaults that apply to a file without the key.
+  for (const auto& [opt, key, fallback] :
+       {std::tuple{"--machine", "machine", "hikey"}, std::tuple{"--kernel", "kernel", "v5.4"},
+        std::tuple{"--features", "features", "the profile's flags"},
+        std::tuple{"--seed", "seed", "1"}}) {
+    CLI::Option* option = sub->get_option(opt);
+    option->default_str("");
+    option->description(fmt::format("{}; replaces the file's \"{}\" (without either: {})",
+                                    option->get_description(), key, fallback));
+  }
   sub->callback([o, sub] {
     ScenarioOverrides ov;
     ov.machine = sub->get_option("--machine")->count() > 0;

@@ -249,6 +249,7 @@ class Reader {
 constexpr int kMaxId = 1 << 20;
 // MAX_NUMNODES with the largest CONFIG_NODES_SHIFT (10) the kernel allows.
 constexpr int kMaxNodes = 1024;
+constexpr const char* kSingleNodeSource = "single node (no numa_distance given)";
 // A 4096-CPU machine in the explicit form is about 400 KB.
 constexpr std::size_t kMaxMachineFileBytes = 16u << 20;
 
@@ -523,6 +524,28 @@ void validate(const Machine& m, const Reader& r) {
     r.fail("numa_distance.matrix",
            fmt::format("{} nodes; at most {} are supported (MAX_NUMNODES)", nodes, kMaxNodes));
 
+  // Every CPU's node must be a row of the matrix, and every row a node with CPUs (a CPU-less
+  // node's distances would make NUMA levels of their own here). A generated topology puts
+  // each package on its own node, so a missing matrix is named as such.
+  std::vector<int> first_cpu_of_node(static_cast<size_t>(nodes), -1);
+  for (size_t i = 0; i < n; ++i) {
+    const int node = m.cpus[i].node;
+    if (node >= nodes && m.numa_source == kSingleNodeSource)  // given but short: named below
+      r.fail("numa_distance",
+             fmt::format("missing (one node assumed), but the topology puts CPU {} on node {}: "
+                         "give a {} x {} matrix (10 on the diagonal, the SLIT distances "
+                         "elsewhere)",
+                         i, node, node + 1, node + 1));
+    if (node >= 0 && first_cpu_of_node[static_cast<size_t>(node)] < 0)
+      first_cpu_of_node[static_cast<size_t>(node)] = static_cast<int>(i);
+  }
+  for (int node = 0; node < nodes; ++node)
+    if (first_cpu_of_node[static_cast<size_t>(node)] < 0)
+      r.fail("numa_distance.matrix",
+             fmt::format("has {} nodes, but no CPU is on node {}: nodes without CPUs are not "
+                         "modelled",
+                         nodes, node));
+
   // First CPU seen for each core / cluster / llc id, to check that groups nest.
   std::map<int, int> core_first, cluster_first, llc_first;
   auto cpu_path = [](size_t i, const char* field) {
@@ -704,7 +727,7 @@ Machine read_machine(const json& j, const Reader& r) {
     m.numa_source = r.optional_source(nd, "numa_distance");
   } else {
     m.numa_distance = {{10}};
-    m.numa_source = "single node (no numa_distance given)";
+    m.numa_source = kSingleNodeSource;
   }
 
   if (j.contains("smt_throughput")) {
@@ -844,7 +867,8 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
                                    option, option.empty() ? "" : ": ", name_or_path,
                                    fmt::join(preset_names(), ", ")));
     throw InputError(
-        fmt::format("{}: cannot read machine file ({})", name_or_path,
+        fmt::format("{}{}{}: cannot read machine file ({})", option, option.empty() ? "" : ": ",
+                    name_or_path,
                     std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   }
   if (std::filesystem::file_size(path, ec) > kMaxMachineFileBytes && !ec)
