@@ -99,8 +99,9 @@ TEST(CliRtApp, AFileWithoutDurationWhoseThreadsNeverEndIsReported) {
   Result r = run("rt-app " + (d / "stuck.json").string() + " --logdir " + (d / "l1").string(), d);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "schedtwin: warning: " + (d / "stuck.json").string() +
-                       ": no \"duration\", and 1 of 2 threads had not ended after 60 s, where the "
-                       "run stops (rt-app would run on); asleep at the end: waiter-0 (suspend)\n");
+                       ": no \"duration\" (or -1), and 1 of 2 threads had not ended after 60 s, "
+                       "where the run stops (rt-app would run on); asleep at the end: waiter-0 "
+                       "(suspend)\n");
   EXPECT_NE(r.out.find("60.000 s simulated"), std::string::npos) << r.out;
   r = run("rt-app " + (d / "ends.json").string() + " --logdir " + (d / "l2").string(), d);
   ASSERT_EQ(r.status, 0);
@@ -110,6 +111,22 @@ TEST(CliRtApp, AFileWithoutDurationWhoseThreadsNeverEndIsReported) {
       "rt-app " + (d / "stuck.json").string() + " --duration 0.1 --logdir " + (d / "l3").string(),
       d);
   EXPECT_EQ(r.err, "");
+  fs::remove_all(d);
+}
+
+// A thread that locks a mutex it holds (a loop with lock and no unlock) waits on itself, as
+// a pthread mutex makes rt-app's thread do; with a duration the run ends quietly otherwise, so
+// it is said, with the threads stuck behind it.
+TEST(CliRtApp, ALockTakenTwiceByOneThreadIsReported) {
+  fs::path d = tmpdir("relock");
+  std::ofstream(d / "relock.json")
+      << R"({"global": {"duration": 1}, "tasks": {"t": {"instance": 2, "loop": -1, "lock": "m", "run": 100}}})";
+  Result r = run("rt-app " + (d / "relock.json").string() + " --logdir " + (d / "l").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "schedtwin: warning: " + (d / "relock.json").string() +
+                       ": thread t-0 locked \"m\" while holding it: a pthread mutex does not "
+                       "nest, so it waits on itself for ever, as under rt-app (1 other thread "
+                       "waits on it too)\n");
   fs::remove_all(d);
 }
 

@@ -81,7 +81,8 @@ void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& 
   if (alive == 0) return;
   if (nr_asleep > 8) asleep += fmt::format(" and {} more", nr_asleep - 8);
   fmt::print(stderr,
-             "schedtwin: warning: {}: no \"duration\", and {} of {} threads had not ended after "
+             "schedtwin: warning: {}: no \"duration\" (or -1), and {} of {} threads had not ended "
+             "after "
              "{} s, where the run stops (rt-app would run on){}{}\n",
              taskset, alive, runner.nr_threads(), kMaxUnboundedRun / kNsPerSec,
              asleep.empty() ? "" : "; asleep at the end: ", asleep);
@@ -130,6 +131,8 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
   k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
   if (end == kTimeNever) warn_unfinished(taskset, runner);
+  for (const std::string& d : runner.self_deadlocks())
+    fmt::print(stderr, "schedtwin: warning: {}: {}\n", taskset, d);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   traces.finish();
 

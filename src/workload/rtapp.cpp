@@ -528,6 +528,9 @@ struct Runner::Impl : kernel::TaskBody {
   std::vector<std::vector<TaskId>> barrier_waiters;
   std::vector<int> barrier_arrived;
   std::map<std::string, int> group_of{{"", 0}};  // taskgroup path -> kernel task group
+  // Threads that locked a mutex they held (a pthread mutex does not nest: rt-app's thread
+  // waits on itself for ever, and so does the model's): (thread idx, mutex), in order.
+  std::vector<std::pair<int, int>> relocks;
 
   // What the current wait of a thread is.
   enum class Wait : std::uint8_t {
@@ -793,6 +796,7 @@ struct Runner::Impl : kernel::TaskBody {
             mx.owner = self;
             break;
           }
+          if (mx.owner == self) relocks.emplace_back(thread_of_task[static_cast<size_t>(self)], e.res);
           mx.waiters.push_back(self);
           t.waiting = Wait::Lock;  // ownership is handed over by unlock
           return Step::block();
@@ -979,6 +983,23 @@ std::string Runner::thread_wait(int idx) const {
 }
 
 const std::string& Runner::thread_task(int idx) const { return impl_->thread(idx).d->name; }
+
+std::vector<std::string> Runner::self_deadlocks() const {
+  std::vector<std::string> out;
+  for (const auto& [idx, mutex] : impl_->relocks) {
+    int waiting = 0;
+    for (TaskId w : impl_->mutexes[static_cast<size_t>(mutex)].waiters)
+      if (w != impl_->thread(idx).id) ++waiting;
+    out.push_back(fmt::format(
+        "thread {}-{} locked \"{}\" while holding it: a pthread mutex does not nest, so it waits "
+        "on itself for ever, as under rt-app{}",
+        thread_task(idx), idx, impl_->cfg.mutexes[static_cast<size_t>(mutex)],
+        waiting ? fmt::format(" ({} other thread{} on it too)", waiting,
+                              waiting == 1 ? " waits" : "s wait")
+                : ""));
+  }
+  return out;
+}
 
 int Runner::thread_fork_cpu(int idx) const {
   return impl_->k.task_stats(impl_->thread(idx).id).fork_cpu;

@@ -155,6 +155,8 @@ class Runner {
   // runnable, or in a timer, sleep or delay that will end).
   std::string thread_wait(int idx) const;
   const std::string& thread_task(int idx) const;  // the JSON key
+  // One sentence per thread that locked a mutex it already held, in the order it happened.
+  std::vector<std::string> self_deadlocks() const;
   int thread_fork_cpu(int idx) const;
   std::size_t nr_rows(int idx) const;
   // wu_lat and slack of thread idx's rows, in row order (with either RowDetail).
