@@ -72,6 +72,31 @@ TEST(Explain, WakeupRecordsGiveTheDecisionOrder) {
   EXPECT_NE(v53.find("fork p[4]"), std::string::npos);
 }
 
+// The scan budget comes with what it was computed from, and the figures agree with v5.4's
+// select_idle_cpu: nr = span * (avg_idle / 512) / (avg_scan_cost + 1), at least 4, of which
+// nr - 1 CPUs are examined. The first search runs before any idle period of the waker's CPU:
+// avg_idle is its boot value, 2 * migration_cost = 1 ms, so 1953 after the division.
+TEST(Explain, TheScanBudgetShowsItsInputs) {
+  std::istringstream lines(run("v5.3", Explain::Format::Jsonl));
+  std::string line;
+  int checked = 0;
+  long long first_avg_idle = -1;
+  while (std::getline(lines, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const nlohmann::json& f = j["fields"];
+    if (!f.contains("budget")) continue;
+    ASSERT_EQ(f["budget_rule"], "SIS_PROP (v5.4: avg_idle / 512)") << line;
+    const long long idle = f["budget_avg_idle_ns"], cost = f["budget_avg_scan_cost_ns"];
+    const long long span_avg = 4 * idle;
+    const long long nr = span_avg > 4 * (cost + 1) ? span_avg / (cost + 1) : 4;
+    EXPECT_EQ(f["budget"].get<long long>(), nr - 1) << line;
+    if (first_avg_idle < 0) first_avg_idle = idle;
+    ++checked;
+  }
+  EXPECT_GE(checked, 1);
+  EXPECT_EQ(first_avg_idle, 1953);
+}
+
 TEST(Explain, BalanceRecordsNameTheDomainAndTheOutcome) {
   std::string text = run("v5.4", Explain::Format::Text);
   EXPECT_NE(text.find("balance: domain=MC type="), std::string::npos) << text;

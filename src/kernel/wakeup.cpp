@@ -147,6 +147,16 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
 
   std::int64_t nr = std::numeric_limits<int>::max();
   bool account_scan = true;  // feed the scan's time into avg_scan_cost
+  // --explain: what the budget was computed from (inputs in ns).
+  std::string why;
+  auto sis_prop_inputs = [&](const char* rule, std::uint64_t avg_idle, std::uint64_t avg_cost) {
+    if (!xp()) return;
+    why = fmt::format("{}: {} CPUs x avg_idle {} / (avg_scan_cost {} + 1)", rule, span.size(),
+                      avg_idle, avg_cost - 1);
+    explain_->data("budget_rule", rule);
+    explain_->data("budget_avg_idle_ns", static_cast<long long>(avg_idle));
+    explain_->data("budget_avg_scan_cost_ns", static_cast<long long>(avg_cost - 1));
+  };
   if (feat(Feature::LATENCY_NICE_SIS)) {
     // Latency-nice RFC patches 2, 5, 6: the budget is the task's share of the LLC, at least
     // the target's SMT siblings (and 2); SIS_AVG_CPU and avg_scan_cost are kept.
@@ -158,6 +168,11 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
     nr = std::max<std::int64_t>(
         static_cast<std::int64_t>(p.latency_nice) * static_cast<std::int64_t>(span.size()) / 100,
         floor);
+    if (xp()) {
+      why = fmt::format("LATENCY_NICE_SIS: latency-nice {} x {} CPUs / 100, at least {}",
+                        p.latency_nice, span.size(), floor);
+      explain_->data("budget_rule", "LATENCY_NICE_SIS");
+    }
   } else if (has_idle_core) {
     account_scan = false;
   } else if (feat(Feature::SIS_PROP) && prof_.version >= 513) {
@@ -173,6 +188,7 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
     std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
     std::uint64_t span_avg = span.size() * avg_idle;
     nr = span_avg > 4 * avg_cost ? static_cast<std::int64_t>(span_avg / avg_cost) : 4;
+    sis_prop_inputs("SIS_PROP (v5.13: wake_avg_idle)", avg_idle, avg_cost);
   } else if (feat(Feature::SIS_PROP)) {
     // v5.4: "Large fuzz factor; hackbench in particular is sensitive here"
     std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
@@ -183,23 +199,33 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
       nr = static_cast<std::int64_t>(span_avg / avg_cost);
     else
       nr = 4;
+    sis_prop_inputs("SIS_PROP (v5.4: avg_idle / 512)", avg_idle, avg_cost);
   } else {
     account_scan = false;
   }
   if (feat(Feature::SIS_UTIL)) {
     // v6.0 (70fb5ccf2ebb): the LLC's scan depth from its utilization at the last balance.
     nr = llc_shared_[static_cast<size_t>(trq.llc_id)].nr_idle_scan + 1;
-    if (nr == 1) return kNone;
+    if (xp()) {
+      why = fmt::format("SIS_UTIL: the LLC's nr_idle_scan {} at its last balance", nr - 1);
+      explain_->data("budget_rule", "SIS_UTIL");
+    }
+    if (nr == 1) {
+      if (xp()) explain_->step("select_idle_cpu: " + why + ": no scan");
+      return kNone;
+    }
   }
   const int probes_before = probes_;
   int si_cpu = kNone;
   int found = kNone;
   const bool x = xp();
   std::string scan;
-  if (x)
-    scan = fmt::format("select_idle_cpu budget={}:", nr == std::numeric_limits<int>::max()
-                                                         ? std::string("all")
-                                                         : std::to_string(nr - 1));
+  if (x) {
+    const bool all = nr == std::numeric_limits<int>::max();
+    scan = fmt::format("select_idle_cpu budget={}{}:", all ? std::string("all") : std::to_string(nr - 1),
+                       why.empty() ? std::string() : " (" + why + ")");
+    if (!all) explain_->data("budget", static_cast<long long>(nr - 1));
+  }
   // SIS_ROTATE (latency-nice RFC patches 8, 9): resume where the last search for this
   // target stopped.
   const bool rotate = feat(Feature::SIS_ROTATE);
