@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "cli_test_util.h"
@@ -157,4 +158,21 @@ TEST(CliRun, AMachineFileIsFoundBesideTheScenario) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.out, "schedtwin: " + (dir / "t.json").string() + ":1:2: \"machine\": " +
                        (dir / "none.json").string() + ": cannot read machine file (no such file)\n");
+}
+
+// A scenario's first tasks are forked with the traces already open: their sched_wakeup_new
+// and fork records are there, as for a subcommand's.
+TEST(CliRun, TheFirstTasksOfEachWorkloadAreTracedAndExplained) {
+  const std::string ft = (scratch_dir() / "first.ft").string();
+  const std::string ex = (scratch_dir() / "first.ex").string();
+  Result r = run_bin("run " + std::string(SCHEDTWIN_SOURCE_DIR) +
+                     "/tests/fixtures/golden-scenario.json --ftrace " + ft + " --explain=" + ex);
+  ASSERT_EQ(r.rc, 0);
+  std::ifstream f(ft), e(ex);
+  std::stringstream fs_, es;
+  fs_ << f.rdbuf();
+  es << e.rdbuf();
+  EXPECT_NE(fs_.str().find("sched_wakeup_new: comm=schbench pid=1 "), std::string::npos);
+  EXPECT_NE(fs_.str().find("sched_wakeup_new: comm=sched-messaging pid=2 "), std::string::npos);
+  EXPECT_NE(es.str().find("] cpu0 fork schbench[1]: "), std::string::npos);
 }

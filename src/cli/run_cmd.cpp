@@ -256,6 +256,9 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     }
   }
 
+  // Before the workloads start, so that their first tasks' forks are traced and explained
+  // as a subcommand's are (nothing is written if a workload's arguments are then refused).
+  TraceOutputs traces = open_traces(c, k);
   std::vector<Workload> ws;
   const int whole_s = std::max(1, static_cast<int>(std::ceil(duration_s)));
   for (const JNode& w : workloads->items) {
@@ -326,7 +329,6 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     ws.push_back(std::move(x));
   }
   k.set_spawn_group(0);
-  TraceOutputs traces = open_traces(c, k);
   const auto t0 = std::chrono::steady_clock::now();
   const Time end = static_cast<Time>(duration_s * 1e9);
   k.run_until(end);
