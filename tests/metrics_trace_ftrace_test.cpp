@@ -107,6 +107,35 @@ TEST(FtraceText, EventLinesInTheKernelLayout) {
       "prev_prio=120 prev_state=R+ ==> next_comm=a_very_long_thr next_pid=2 next_prio=125");
 }
 
+// A run: a periodic task's timer fires in a timer interrupt (hrtimer_wakeup), so its
+// sched_waking and sched_wakeup carry the hardirq flag 'h'; its fork does not.
+TEST(FtraceText, TimerWakeupsShowTheHardirqFlag) {
+  machine::Machine m = testutil::flat_machine(1, 4);
+  kernel::Kernel k{m, kernel::Config{kernel::make_profile("v5.4")}};
+  metrics::FtraceTextWriter w(k);
+  k.set_trace_sink(&w);
+  testutil::PeriodicBody p;
+  p.k = &k;
+  p.work = us(500);
+  p.period = ms(4);
+  k.create_task({.name = "periodic"}, &p);
+  k.run_until(ms(30));
+  int waking = 0;
+  for (const std::string& l : lines(w.finish())) {
+    if (l.find("sched_wakeup_new:") != std::string::npos) {
+      EXPECT_NE(l.find(" d..3 "), std::string::npos) << l;
+    }
+    if (l.find("sched_waking: comm=periodic") != std::string::npos) {
+      EXPECT_NE(l.find(" d.h3 "), std::string::npos) << l;
+      ++waking;
+    }
+    if (l.find("sched_wakeup: comm=periodic") != std::string::npos) {
+      EXPECT_NE(l.find(" d.h4 "), std::string::npos) << l;
+    }
+  }
+  EXPECT_GE(waking, 5);
+}
+
 TEST(FtraceText, StopsAtTheEventLimitAndSaysSo) {
   Fixture f;
   metrics::FtraceTextWriter w(f.k, 2);

@@ -509,7 +509,9 @@ void KernelImpl::handle_timer_irq(int cpu, TaskId t) {
   this_cpu_ = cpu;
   current_ = cpu_rq(cpu).curr;
   in_cpu_context_ = true;
+  in_hardirq_ = true;
   try_to_wake_up(t, WF_NONE);
+  in_hardirq_ = false;
   this_cpu_ = saved_cpu;
   current_ = saved_cur;
   in_cpu_context_ = saved_ctx;
@@ -563,10 +565,12 @@ void KernelImpl::process_wake_list(int cpu) {
   // sched_ttwu_pending up to v5.7 walks the llist as llist_add built it, newest first;
   // v5.8+ (flush_smp_call_function_queue) reverses it into arrival order.
   if (prof_.version < 508) std::reverse(list.begin(), list.end());
+  in_hardirq_ = true;  // the IPI's smp-call-function handler
   for (TaskId p : list) {
     rq.ttwu_pending--;
     ttwu_do_activate(cpu, p, task(p).pending_wake_flags);
   }
+  in_hardirq_ = false;
   this_cpu_ = saved_cpu;
   current_ = saved_cur;
   in_cpu_context_ = saved_ctx;
@@ -995,6 +999,7 @@ const TaskStats& Kernel::task_stats(TaskId t) const { return impl_->task_stats(t
 int Kernel::nr_tasks() const { return impl_->nr_tasks_i(); }
 void Kernel::run_until(Time end) { impl_->run_until(end); }
 std::uint64_t Kernel::events() const { return impl_->events_; }
+bool Kernel::in_hardirq() const { return impl_->in_hardirq_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
 const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
 const CheckStats& Kernel::check_stats() const { return impl_->check_stats_; }

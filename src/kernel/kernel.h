@@ -134,6 +134,9 @@ class Kernel {
   // Runs events until simulated time `end` (exclusive) or until no event is left.
   void run_until(Time end);
   std::uint64_t events() const;  // events dispatched so far
+  // True while the kernel handles a timer interrupt or an IPI's wake list (hrtimer_wakeup,
+  // sched_ttwu_pending): what a trace event's hardirq flag shows.
+  bool in_hardirq() const;
   std::uint64_t context_switches() const;
   const LbStats& lb_stats() const;
   const CheckStats& check_stats() const;

@@ -173,6 +173,8 @@ class KernelImpl {
   // True while a CPU runs kernel code that checks need_resched when it ends (a task's
   // system call, an interrupt handler, the tick); a local resched_curr then needs no kick.
   bool in_cpu_context_ = false;
+  // Handling a timer interrupt or an IPI's wake list: the trace's hardirq flag.
+  bool in_hardirq_ = false;
   mutable TaskStats stats_scratch_;
   std::vector<TaskGroupAttr> tgs_;  // task groups; 0 is the root
   std::vector<TaskGroupRt> tg_rt_;  // same index as tgs_

@@ -134,14 +134,16 @@ void FtraceTextWriter::wakeup_line(Time t, int cpu, const char* flags, const cha
   end_line();
 }
 
+// In a timer interrupt (hrtimer_wakeup) or an IPI's wake list (sched_ttwu_pending) the
+// hardirq column shows 'h'.
 void FtraceTextWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
-  wakeup_line(t, cpu, "d..3", "sched_waking", p, target_cpu);
+  wakeup_line(t, cpu, k_.in_hardirq() ? "d.h3" : "d..3", "sched_waking", p, target_cpu);
 }
 
 // ttwu_do_wakeup runs with the wakee's rq lock held inside try_to_wake_up: one preempt
 // count more than sched_waking.
 void FtraceTextWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
-  wakeup_line(t, cpu, "d..4", "sched_wakeup", p, target_cpu);
+  wakeup_line(t, cpu, k_.in_hardirq() ? "d.h4" : "d..4", "sched_wakeup", p, target_cpu);
 }
 
 void FtraceTextWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) {
