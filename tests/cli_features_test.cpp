@@ -217,6 +217,12 @@ TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {
   EXPECT_EQ(r.out,
             "schedtwin: --kernel: unknown kernel profile 'v9.9' (known: v5.3, v5.4, v5.6, v5.7, "
             "v5.17, v6.0, v6.6)\n");
+  // A release number without its 'v' (or with 'V') names the profile meant.
+  r = run_bin("features --kernel 5.4", true);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out,
+            "schedtwin: --kernel: unknown kernel profile '5.4' (did you mean v5.4? known: v5.3, "
+            "v5.4, v5.6, v5.7, v5.17, v6.0, v6.6)\n");
   r = run_bin("features --features SIS_PROPP", true);
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("--features: unknown feature 'SIS_PROPP'"), std::string::npos) << r.out;

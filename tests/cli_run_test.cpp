@@ -87,6 +87,9 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
        "schbench arguments: unexpected -q 2 (not an option or argument of schbench)"},
       {R"({"duration_s": 1, "bogus": 1, "workloads": [{"schbench": []}]})",
        "unknown key \"bogus\""},
+      {R"({"global": {"duration": 1}, "tasks": {"t": {"run": 100}}})",
+       "unknown key \"global\" (expected machine, kernel, features, seed, duration_s, groups, "
+       "workloads); an rt-app task set runs with `schedtwin rt-app`"},
       // The file's machine, kernel and features are named by their place in it.
       {R"({"duration_s": 1, "kernel": "v5.5", "workloads": [{"schbench": []}]})",
        ":1:19: \"kernel\": unknown kernel profile 'v5.5' (known: v5.3"},

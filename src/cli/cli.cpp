@@ -22,11 +22,13 @@ CLI::Validator file_name() {
 
 void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--machine", o.machine, "Machine preset name or machine file (JSON)")
+      ->type_name("NAME|FILE")
       ->capture_default_str();
   sub.add_option("--kernel", o.kernel,
                  fmt::format("Kernel profile: {}", fmt::join(kernel::profile_names(), ", ")))
+      ->type_name("PROFILE")
       ->capture_default_str();
-  sub.add_option("--features", o.features, kFeaturesHelp);
+  sub.add_option("--features", o.features, kFeaturesHelp)->type_name("LIST");
   sub.add_option("--seed", o.seed, "Random seed (a non-negative integer)")
       ->check(CLI::Validator(
           [](std::string& v) {
@@ -44,6 +46,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option("--json", o.json_out,
                  "Write all figures of the run as one JSON document to FILE (\"-\": to stdout, "
                  "and the text report to stderr)")
+      ->type_name("FILE")
       ->check(file_name());
   sub.add_flag("--lb-stats", o.lb_stats,
                "Print the load balancer's group classification counts (state x nr_running, as "
@@ -54,6 +57,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
          "the kernel's order, why each was taken or rejected, and the result (to stderr, or to "
          "FILE with --explain=FILE)")
       ->expected(0, 1)
+      ->type_name("[=FILE]")
       ->default_str("-");
   sub.add_option("--explain-format", o.explain_format,
                  "Format of --explain: text (one line per decision) or jsonl")
@@ -75,10 +79,12 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
          "sched_wakeup_new, "
          "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
          "CPU (open in ui.perfetto.dev; at most --trace-limit events)")
+      ->type_name("FILE")
       ->check(file_name());
   sub.add_option("--ftrace", o.ftrace_out,
                  "Write the same scheduler events as ftrace text to FILE (the layout of "
                  "/sys/kernel/tracing/trace; at most --trace-limit events)")
+      ->type_name("FILE")
       ->check(file_name());
   sub.add_option_function<std::string>(
          "--trace-time",

@@ -194,11 +194,13 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         bad(file, v, "\"workloads\": expected a non-empty array");
       workloads = &v;
     } else {
+      // An rt-app task set ("tasks", "global") given to run by mistake.
+      const bool rtapp = k == "tasks" || k == "global";
       bad(file, v,
           fmt::format(
               "unknown key \"{}\" (expected machine, kernel, features, seed, duration_s, groups, "
-              "workloads)",
-              k));
+              "workloads){}",
+              k, rtapp ? "; an rt-app task set runs with `schedtwin rt-app`" : ""));
     }
   }
   if (!workloads) bad(file, root, "\"workloads\" is missing");

@@ -269,9 +269,18 @@ Profile make_profile(std::string_view name, std::string_view what) {
     p.version = 600;
   else if (name == "v6.6")
     p.version = 606;
-  else
-    throw InputError(fmt::format("{}: unknown kernel profile '{}' (known: {})", what, name,
+  else {
+    // "5.4" or "V5.4" for v5.4: name the one meant; otherwise the list says what there is.
+    std::string guess;
+    const std::string_view bare = !name.empty() && (name[0] == 'v' || name[0] == 'V')
+                                      ? name.substr(1)
+                                      : name;
+    for (const auto& n : profile_names())
+      if (std::string_view(n).substr(1) == bare) guess = n;
+    throw InputError(fmt::format("{}: unknown kernel profile '{}' ({}known: {})", what, name,
+                                 guess.empty() ? "" : fmt::format("did you mean {}? ", guess),
                                  fmt::join(profile_names(), ", ")));
+  }
   FeatureSet& f = p.features;
   // kernel/sched/features.h defaults common to v5.3..v5.19.
   for (Feature x : {Feature::GENTLE_FAIR_SLEEPERS, Feature::START_DEBIT, Feature::LAST_BUDDY,
