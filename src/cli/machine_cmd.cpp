@@ -23,6 +23,11 @@ namespace schedtwin::cli {
 
 namespace {
 
+// A machine file may leave a source out: say so rather than print an empty line.
+void print_source(const std::string& source) {
+  fmt::print("  source: {}\n", source.empty() ? "(not given in the file)" : source);
+}
+
 using machine::Machine;
 
 std::string us_text(Time ns) {
@@ -79,7 +84,7 @@ void show_text(const Machine& m) {
       m.nr_nodes() == 1 ? "" : "s", m.nr_llcs(), m.nr_llcs() == 1 ? "" : "s", m.nr_clusters(),
       m.nr_clusters() == 1 ? "" : "s", m.nr_cores(),
       m.smt_width() > 1 ? fmt::format("SMT{}", m.smt_width()) : std::string("no SMT"));
-  fmt::print("  source: {}\n", m.topology_source);
+  print_source(m.topology_source);
   fmt::print("  CPU lists per level (id:cpus)\n");
   print_groups("SMT", groups_by(m, m.nr_cores(), [](const machine::Cpu& c) { return c.core; }));
   print_groups("cluster",
@@ -106,11 +111,11 @@ void show_text(const Machine& m) {
     for (int d : m.numa_distance[static_cast<size_t>(a)]) fmt::print(" {:>4}", d);
     fmt::print("\n");
   }
-  fmt::print("  source: {}\n", m.numa_source);
+  print_source(m.numa_source);
 
   fmt::print("\nSMT throughput: {:.4g} per thread when all siblings of a core are busy\n",
              m.smt_throughput);
-  fmt::print("  source: {}\n", m.smt_source);
+  print_source(m.smt_source);
 
   fmt::print("\nidle states (kernel view: exit latency, target residency; real exit cost)\n");
   if (m.idle_states.empty()) fmt::print("  (none: the CPU idles without a cpuidle driver)\n");
@@ -156,7 +161,7 @@ void show_text(const Machine& m) {
 
   fmt::print("\nkernel build: HZ={}, preemption {}, NO_HZ_IDLE {}\n", m.build.hz,
              preempt_text(m.build.preempt), m.build.nohz_idle ? "yes" : "no");
-  fmt::print("  source: {}\n", m.build.source);
+  print_source(m.build.source);
 }
 
 struct MachineOptions {
