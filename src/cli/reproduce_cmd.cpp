@@ -239,7 +239,7 @@ void register_reproduce_command(CLI::App& app) {
          "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
          "simulated figures beside the published ones, and per-CPU occupancy of one run")
       ->check(file_name());
-  sub->callback([o] {
+  sub->callback([o, sub] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
     if (!o->json_out.empty()) check_json_output(o->json_out);
     check_distinct_outputs({{"--json", &o->json_out}, {"--report", &o->report_out}});
@@ -247,6 +247,14 @@ void register_reproduce_command(CLI::App& app) {
       report::require_report_assets("--report");
       check_output_file(o->report_out, "--report");
     }
+    // Said before the minutes of running, not only in the table's header afterwards.
+    const bool capped_series = o->series == "all" || o->series == "latency-nice" ||
+                               o->series == "sched-idle-balancing";
+    if (sub->get_option("--runs")->count() > 0 && o->runs > 3 && !o->full && capped_series)
+      fmt::print(stderr,
+                 "schedtwin: note: --runs {}: at quick scale latency-nice and "
+                 "sched-idle-balancing run seeds 1-3 (--full runs all {})\n",
+                 o->runs, o->runs);
     nlohmann::json j;
     std::string text;
     std::map<std::string, std::string> series_text;
