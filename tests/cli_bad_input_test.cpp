@@ -498,7 +498,8 @@ std::vector<Case> cases() {
              "  {\"id\": 1, \"core\": 1, \"llc\": 0, \"package\": 0, \"node\": 1}]}")}},
        "machine show m.json",
        1,
-       "m.json:6:48: topology.cpus[1].node: node 1 does not exist (numa_distance has 1 node)"},
+       "m.json:6:48: topology.cpus[1].node: node 1 does not exist: no numa_distance is given, "
+       "so the machine has one node (give a 2 x 2 matrix"},
       {"MachineFileIsADirectory",
        {},
        "machine show m.json",

@@ -253,8 +253,9 @@ TEST(MachineFile, DistanceMatrixAndTheCpusNodesAgree) {
   json j = base();
   j.erase("numa_distance");
   expect_error(j,
-               "numa_distance: missing (one node assumed), but the topology puts CPU 2 on node 1: "
-               "give a 2 x 2 matrix (10 on the diagonal, the SLIT distances elsewhere)");
+               "topology.cpus[2].node: node 1 does not exist: no numa_distance is given, so the "
+               "machine has one node (give a 2 x 2 matrix, 10 on the diagonal and the SLIT "
+               "distances elsewhere)");
   j = base();
   j["numa_distance"]["matrix"] = {{10}};
   expect_error(j, "topology.cpus[2].node: node 1 does not exist (numa_distance has 1 node)");

@@ -524,19 +524,12 @@ void validate(const Machine& m, const Reader& r) {
     r.fail("numa_distance.matrix",
            fmt::format("{} nodes; at most {} are supported (MAX_NUMNODES)", nodes, kMaxNodes));
 
-  // Every CPU's node must be a row of the matrix, and every row a node with CPUs (a CPU-less
-  // node's distances would make NUMA levels of their own here). A generated topology puts
-  // each package on its own node, so a missing matrix is named as such.
+  // Every row of the matrix must be a node with CPUs (a CPU-less node's distances would make
+  // NUMA levels of their own here); every CPU's node a row (checked per CPU below).
   std::vector<int> first_cpu_of_node(static_cast<size_t>(nodes), -1);
   for (size_t i = 0; i < n; ++i) {
     const int node = m.cpus[i].node;
-    if (node >= nodes && m.numa_source == kSingleNodeSource)  // given but short: named below
-      r.fail("numa_distance",
-             fmt::format("missing (one node assumed), but the topology puts CPU {} on node {}: "
-                         "give a {} x {} matrix (10 on the diagonal, the SLIT distances "
-                         "elsewhere)",
-                         i, node, node + 1, node + 1));
-    if (node >= 0 && first_cpu_of_node[static_cast<size_t>(node)] < 0)
+    if (node >= 0 && node < nodes && first_cpu_of_node[static_cast<size_t>(node)] < 0)
       first_cpu_of_node[static_cast<size_t>(node)] = static_cast<int>(i);
   }
   for (int node = 0; node < nodes; ++node)
@@ -562,6 +555,12 @@ void validate(const Machine& m, const Reader& r) {
     if (c.capacity < 1 || c.capacity > 1024)
       r.fail(cpu_path(i, "capacity"),
              fmt::format("{} is outside 1..1024 (SCHED_CAPACITY_SCALE)", c.capacity));
+    if (c.node >= nodes && m.numa_source == kSingleNodeSource)  // e.g. two packages generated
+      r.fail(cpu_path(i, "node"),
+             fmt::format("node {} does not exist: no numa_distance is given, so the machine has "
+                         "one node (give a {} x {} matrix, 10 on the diagonal and the SLIT "
+                         "distances elsewhere)",
+                         c.node, c.node + 1, c.node + 1));
     if (c.node < 0 || c.node >= nodes)
       r.fail(cpu_path(i, "node"),
              fmt::format("node {} does not exist (numa_distance has {} node{})", c.node, nodes,
