@@ -179,3 +179,13 @@ TEST(CliRun, TheFirstTasksOfEachWorkloadAreTracedAndExplained) {
   EXPECT_NE(fs_.str().find("sched_wakeup_new: comm=sched-messaging pid=2 "), std::string::npos);
   EXPECT_NE(es.str().find("] cpu0 fork schbench[1]: "), std::string::npos);
 }
+
+// A group that no workload names is said (a misspelt "group" key is the usual cause).
+TEST(CliRun, AGroupNoWorkloadUsesIsAWarning) {
+  const std::string f = write_temp(
+      "unused.json",
+      R"({"duration_s": 0.05, "groups": {"used": {}, "spare": {}}, "workloads": [{"group": "used", "schbench": ["-m", "1", "-t", "1"]}]})");
+  Result r = run_bin("run " + f, true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "schedtwin: warning: " + f + ":1:45: group \"spare\": no workload runs in it\n");
+}

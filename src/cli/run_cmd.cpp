@@ -330,6 +330,13 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     }
     ws.push_back(std::move(x));
   }
+  // A group no workload names is most likely a misspelt "group" key elsewhere.
+  if (groups)
+    for (const auto& [name, g] : groups->members)
+      if (std::none_of(ws.begin(), ws.end(), [&n = name](const Workload& w) { return w.group == n; }))
+        fmt::print(stderr,
+                   "schedtwin: warning: {}:{}:{}: group \"{}\": no workload runs in it\n", file,
+                   g.line, g.col, name);
   k.set_spawn_group(0);
   const auto t0 = std::chrono::steady_clock::now();
   const Time end = static_cast<Time>(duration_s * 1e9);
