@@ -72,6 +72,10 @@ constexpr MainlineLine kMainline[] = {
     {"HZ_BW", 606, kAlways, true, 0},            // 88c56cfeaec4, v6.6
 };
 constexpr int kFirstMainline = 503, kLastMainline = 606;
+// The unmodelled flags from here on came after v6.6 (names read from a v6.12-era features.h
+// blob: PLACE_REL_DEADLINE, PREEMPT_SHORT, DELAY_DEQUEUE, DELAY_ZERO; NI_RANDOM and NI_RATE
+// from the newidle-rate patch of November 2025 and a copy of the file with it).
+constexpr UnmodelledFeature kFirstAfterV66 = UnmodelledFeature::PLACE_REL_DEADLINE;
 
 template <class E, std::size_t N>
 bool lookup_in(const std::array<const char*, N>& names, std::string_view name, E& out) {
@@ -194,7 +198,11 @@ std::vector<std::string> feature_warnings(const Profile& p) {
     const auto it = std::find_if(flags.begin(), flags.end(),
                                  [&](const MainlineFlag& f) { return f.unmodelled == u; });
     const std::string given = fmt::format("{}{}", on ? "" : "NO_", feature_name(u));
-    if (it == flags.end())
+    if (it == flags.end() && static_cast<int>(u) >= static_cast<int>(kFirstAfterV66))
+      out.push_back(fmt::format("{}: a flag of releases after v6.6, the newest profile; the "
+                                "model does not read it; ignored",
+                                given));
+    else if (it == flags.end())
       out.push_back(
           fmt::format("{}: {}'s kernel/sched/features.h has no such flag, and the "
                       "model does not read it; ignored",
@@ -319,10 +327,17 @@ Profile make_profile(std::string_view name, std::string_view what) {
 
 void apply_features(FeatureSet& set, std::string_view list, std::string_view what,
                     UnmodelledFlags* unmodelled) {
+  std::vector<std::string_view> known(kNames.begin(), kNames.end()), series;
+  for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
+  known.insert(known.end(), kUnmodelledNames.begin(), kUnmodelledNames.end());
+  known.insert(known.end(), series.begin(), series.end());
+  // Every unknown name of the list, each with its near miss if it has one: one error for all.
+  std::vector<std::string> unknown;
+  std::string first_guess;
   for_each_item(list, [&](std::string_view item) {
     bool on = true;
     std::string_view name = item;
-    if (name.substr(0, 3) == "NO_") {
+    if (name.substr(0, 3) == "NO_") {  // sched_feat_set: only this spelling
       on = false;
       name.remove_prefix(3);
     }
@@ -340,28 +355,37 @@ void apply_features(FeatureSet& set, std::string_view list, std::string_view wha
       return;
     }
     Feature f;
-    if (!lookup(name, f)) {
-      if (looks_like_profile(item))
-        throw InputError(
-            fmt::format("{}: '{}' is a kernel profile, not a feature (a compare "
-                        "SPEC names its profile first; elsewhere give --kernel)",
-                        what, item));
-      std::vector<std::string_view> series, known(kNames.begin(), kNames.end());
-      for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
-      known.insert(known.end(), kUnmodelledNames.begin(), kUnmodelledNames.end());
-      known.insert(known.end(), series.begin(), series.end());
-      const std::string guess = engine::closest_spelling(name, known);
-      if (!guess.empty())
-        throw InputError(fmt::format(
-            "{}: unknown feature '{}'; did you mean {}{}? (`schedtwin features` lists the flags)",
-            what, item, on ? "" : "NO_", guess));
-      throw InputError(fmt::format(
-          "{}: unknown feature '{}' (expected a flag such as SIS_PROP or NO_SIS_PROP, or a series: "
-          "{}; `schedtwin features` lists the flags)",
-          what, item, fmt::join(series, ", ")));
+    if (lookup(name, f)) {
+      set.set(f, on);
+      return;
     }
-    set.set(f, on);
+    if (looks_like_profile(item))
+      throw InputError(
+          fmt::format("{}: '{}' is a kernel profile, not a feature (a compare "
+                      "SPEC names its profile first; elsewhere give --kernel)",
+                      what, item));
+    // The near miss of "no_sis_prop" is NO_SIS_PROP: a prefix in another case is guessed too.
+    std::string_view bare = name;
+    if (on && bare.size() > 3 && (bare[0] == 'n' || bare[0] == 'N') &&
+        (bare[1] == 'o' || bare[1] == 'O') && bare[2] == '_') {
+      on = false;
+      bare.remove_prefix(3);
+    }
+    const std::string guess = engine::closest_spelling(bare, known);
+    if (unknown.empty() && !guess.empty()) first_guess = fmt::format("{}{}", on ? "" : "NO_", guess);
+    unknown.push_back(guess.empty() ? fmt::format("'{}'", item)
+                                    : fmt::format("'{}' (did you mean {}{}?)", item,
+                                                  on ? "" : "NO_", guess));
   });
+  if (unknown.empty()) return;
+  if (unknown.size() == 1 && !first_guess.empty())
+    throw InputError(fmt::format(
+        "{}: unknown feature {}; did you mean {}? (`schedtwin features` lists the flags)", what,
+        unknown[0].substr(0, unknown[0].find(" (did you mean")), first_guess));
+  throw InputError(fmt::format(
+      "{}: unknown feature{} {} (expected a flag such as SIS_PROP or NO_SIS_PROP, or a series: "
+      "{}; `schedtwin features` lists the flags)",
+      what, unknown.size() == 1 ? "" : "s", fmt::join(unknown, ", "), fmt::join(series, ", ")));
 }
 
 Profile parse_spec(std::string_view spec, const Profile& base, std::string_view what) {

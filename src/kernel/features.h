@@ -62,7 +62,10 @@ class FeatureSet {
   X(HRTICK_DL)                                                                          \
   X(DOUBLE_TICK)                                                                        \
   X(NONTASK_CAPACITY) X(WARN_DOUBLE_CLOCK) X(RT_PUSH_IPI) X(RT_RUNTIME_SHARE) X(LB_MIN) \
-      X(ATTACH_AGE_LOAD) X(LATENCY_WARN) X(HZ_BW)
+      X(ATTACH_AGE_LOAD) X(LATENCY_WARN) X(HZ_BW)                                       \
+      /* flags of releases after v6.6, no profile's: a newer machine's line is accepted */ \
+      X(PLACE_REL_DEADLINE) X(PREEMPT_SHORT) X(DELAY_DEQUEUE) X(DELAY_ZERO) X(NI_RANDOM)  \
+          X(NI_RATE)
 
 enum class UnmodelledFeature : int {
 #define SCHEDTWIN_ENUM(name) name,
