@@ -231,6 +231,15 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
             "schedtwin: warning: --with '' leaves the model as --base has it: both columns are "
             "the same runs, every diff is 0\n");
   EXPECT_NE(r.out.find("change:  same as base\n"), std::string::npos) << r.out;
+  // A flag the profile does not read (CFS's GENTLE_FAIR_SLEEPERS under v6.6's EEVDF) is a
+  // change on paper only: the same warning.
+  r = run("compare --runs 1 --base v6.6 --with GENTLE_FAIR_SLEEPERS -- messaging -g 1 -l 10", d);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("schedtwin: warning: --with 'GENTLE_FAIR_SLEEPERS' leaves the model as "
+                       "--base has it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("change:  +GENTLE_FAIR_SLEEPERS\n"), std::string::npos) << r.out;
   // A machine's features line: its first items and the count; the change is still exact.
   r = run("compare --runs 1 --base v5.17 --with 'GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY "
           "LAST_BUDDY CACHE_HOT_BUDDY WAKEUP_PREEMPTION NO_SIS_PROP' -- messaging -g 1 -l 10",

@@ -345,6 +345,21 @@ std::string describe(const kernel::Profile& p) {
   return fmt::format("kernel {}, features {}", p.name, p.features.to_string());
 }
 
+// Whether the two configurations simulate alike: the same profile and the same value of
+// every flag that profile reads (kernel::profile_reads); a flag it does not read, or an
+// unmodelled one, changes nothing.
+bool same_model(const kernel::Profile& base, const kernel::Profile& with) {
+  if (base.name != with.name || base.busy_factor != with.busy_factor ||
+      base.default_imbalance_pct != with.default_imbalance_pct)
+    return false;
+  for (int i = 0; i < kernel::kNumFeatures; ++i) {
+    const auto x = static_cast<kernel::Feature>(i);
+    if (kernel::profile_reads(with, x) && base.features.has(x) != with.features.has(x))
+      return false;
+  }
+  return true;
+}
+
 // "+X -Y" of `with` against `base` (and the profile if it changed).
 std::string change(const kernel::Profile& base, const kernel::Profile& with) {
   std::vector<std::string> parts;
@@ -527,7 +542,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
 
   // Same seeds and the same model: the columns are byte-identical runs. Said once the runs
   // succeeded, so that a bad input stays a one-line error.
-  if (change(base, with) == "same as base")
+  if (same_model(base, with))
     fmt::print(stderr,
                "schedtwin: warning: --with '{}' leaves the model as --base has it: both columns "
                "are the same runs, every diff is 0\n",
