@@ -206,9 +206,12 @@ TEST(CliFeatures, AFlagTheProfileDoesNotReadIsAWarning) {
       "-l 20",
       true);
   EXPECT_EQ(r.rc, 0);
+  // ... and, as nothing v6.6 reads changed, that the two columns are the same runs.
   EXPECT_EQ(r.out,
             "schedtwin: warning: --with: ALT_PERIOD: the v6.6 profile does not read this flag (a "
-            "CFS flag EEVDF replaced); the run is as without it\n");
+            "CFS flag EEVDF replaced); the run is as without it\n"
+            "schedtwin: warning: --with 'v6.6,NO_BASE_SLICE,ALT_PERIOD' leaves the model as "
+            "--base has it: both columns are the same runs, every diff is 0\n");
 }
 
 TEST(CliFeatures, BadNamesGiveOneLineAndExitOne) {
