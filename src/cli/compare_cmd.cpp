@@ -327,14 +327,7 @@ std::string render_table(const std::vector<std::array<std::string, 5>>& rows) {
 // A SPEC as the header shows it: quoted as given, or, for a long list such as a machine's
 // whole features line, its first items and the count (the resolved flags follow anyway).
 std::string spec_label(const std::string& spec) {
-  std::vector<std::string> items;
-  std::size_t i = 0;
-  while (i < spec.size()) {
-    const std::size_t end = spec.find_first_of(", \t\n\r", i);
-    if (end != i) items.push_back(spec.substr(i, end == std::string::npos ? end : end - i));
-    if (end == std::string::npos) break;
-    i = end + 1;
-  }
+  const std::vector<std::string_view> items = kernel::feature_list_items(spec);
   constexpr std::size_t kShown = 3;
   if (items.size() <= 2 * kShown) return shell_quote(spec);
   return fmt::format("'{} ...' ({} items)",

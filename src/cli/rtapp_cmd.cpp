@@ -82,8 +82,7 @@ void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& 
   if (nr_asleep > 8) asleep += fmt::format(" and {} more", nr_asleep - 8);
   fmt::print(stderr,
              "schedtwin: warning: {}: no \"duration\" (or -1), and {} of {} threads had not ended "
-             "after "
-             "{} s, where the run stops (rt-app would run on){}{}\n",
+             "after {} s, where the run stops (rt-app would run on){}{}\n",
              taskset, alive, runner.nr_threads(), kMaxUnboundedRun / kNsPerSec,
              asleep.empty() ? "" : "; asleep at the end: ", asleep);
 }

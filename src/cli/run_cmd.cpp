@@ -134,9 +134,8 @@ auto checked(const std::string& file, const JNode& args, const std::string& kind
 // A machine file named in a scenario is looked for beside the scenario file first (so that
 // the pair can be moved together), then from the working directory; presets stay names.
 std::string machine_beside(const std::string& scenario_file, const std::string& machine) {
-  const auto presets = machine::preset_names();
-  if (machine == "host" || std::find(presets.begin(), presets.end(), machine) != presets.end())
-    return machine;
+  const auto presets = machine::preset_names();  // "host" included
+  if (std::find(presets.begin(), presets.end(), machine) != presets.end()) return machine;
   const std::filesystem::path p(machine);
   if (p.is_absolute()) return machine;
   const std::filesystem::path beside = std::filesystem::path(scenario_file).parent_path() / p;
@@ -144,8 +143,8 @@ std::string machine_beside(const std::string& scenario_file, const std::string& 
   if (std::filesystem::exists(beside, ec)) return beside.lexically_normal().string();
   // Neither here nor there: name the place looked at first, unless it is no path at all
   // (then load_machine lists the presets).
-  const bool looks_like_path = machine.find('/') != std::string::npos || p.extension() == ".json";
-  if (looks_like_path && !std::filesystem::exists(p, ec)) return beside.lexically_normal().string();
+  if (machine::looks_like_machine_path(machine) && !std::filesystem::exists(p, ec))
+    return beside.lexically_normal().string();
   return machine;
 }
 

@@ -99,28 +99,32 @@ std::string_view trim(std::string_view s) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// A release number without its 'v' or 'V' ("6.0" for "v6.0").
+std::string_view without_v(std::string_view s) {
+  if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s.remove_prefix(1);
+  return s;
+}
+
 // "v6.0", "V6.0", "6.0": a release number, never a flag name.
 bool looks_like_profile(std::string_view s) {
-  if (!s.empty() && (s[0] == 'v' || s[0] == 'V')) s.remove_prefix(1);
+  s = without_v(s);
   return !s.empty() && is_digit(s[0]);
 }
 
-// Items are separated by commas or white space, so that a features file's line can be given
-// as it is (`--features "$(cat /sys/kernel/debug/sched/features)"`).
 constexpr std::string_view kSeparators = ", \t\n\r";
 
-template <class F>
-void for_each_item(std::string_view list, F&& f) {
+}  // namespace
+
+std::vector<std::string_view> feature_list_items(std::string_view list) {
+  std::vector<std::string_view> items;
   while (!list.empty()) {
-    size_t sep = list.find_first_of(kSeparators);
-    std::string_view item = list.substr(0, sep);
-    if (!item.empty()) f(item);
+    const size_t sep = list.find_first_of(kSeparators);
+    if (sep != 0) items.push_back(list.substr(0, sep));
     if (sep == std::string_view::npos) break;
     list.remove_prefix(sep + 1);
   }
+  return items;
 }
-
-}  // namespace
 
 const char* feature_name(Feature f) { return kNames[static_cast<int>(f)]; }
 const char* feature_name(UnmodelledFeature f) { return kUnmodelledNames[static_cast<int>(f)]; }
@@ -280,11 +284,8 @@ Profile make_profile(std::string_view name, std::string_view what) {
   else {
     // "5.4" or "V5.4" for v5.4: name the one meant; otherwise the list says what there is.
     std::string guess;
-    const std::string_view bare = !name.empty() && (name[0] == 'v' || name[0] == 'V')
-                                      ? name.substr(1)
-                                      : name;
     for (const auto& n : profile_names())
-      if (std::string_view(n).substr(1) == bare) guess = n;
+      if (without_v(n) == without_v(name)) guess = n;
     throw InputError(fmt::format("{}: unknown kernel profile '{}' ({}known: {})", what, name,
                                  guess.empty() ? "" : fmt::format("did you mean {}? ", guess),
                                  fmt::join(profile_names(), ", ")));
@@ -327,65 +328,69 @@ Profile make_profile(std::string_view name, std::string_view what) {
 
 void apply_features(FeatureSet& set, std::string_view list, std::string_view what,
                     UnmodelledFlags* unmodelled) {
-  std::vector<std::string_view> known(kNames.begin(), kNames.end()), series;
-  for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
-  known.insert(known.end(), kUnmodelledNames.begin(), kUnmodelledNames.end());
-  known.insert(known.end(), series.begin(), series.end());
-  // Every unknown name of the list, each with its near miss if it has one: one error for all.
-  std::vector<std::string> unknown;
-  std::string first_guess;
-  for_each_item(list, [&](std::string_view item) {
+  // Every unknown name of the list with its near miss ("" if none): one error for all.
+  std::vector<std::pair<std::string_view, std::string>> unknown;
+  std::vector<std::string_view> known;  // filled at the first unknown name only
+  for (std::string_view item : feature_list_items(list)) {
     bool on = true;
     std::string_view name = item;
     if (name.substr(0, 3) == "NO_") {  // sched_feat_set: only this spelling
       on = false;
       name.remove_prefix(3);
     }
-    for (const SeriesAlias& s : series_aliases())
-      if (name == s.name) {
-        for (Feature x : s.flags) set.set(x, on);
-        return;
-      }
+    const auto alias = std::find_if(series_aliases().begin(), series_aliases().end(),
+                                    [&](const SeriesAlias& s) { return name == s.name; });
+    if (alias != series_aliases().end()) {
+      for (Feature x : alias->flags) set.set(x, on);
+      continue;
+    }
     UnmodelledFeature u;
     if (lookup_unmodelled(name, u)) {
       if (unmodelled) {
         unmodelled->given.set(static_cast<size_t>(u));
         unmodelled->on.set(static_cast<size_t>(u), on);
       }
-      return;
+      continue;
     }
     Feature f;
     if (lookup(name, f)) {
       set.set(f, on);
-      return;
+      continue;
     }
     if (looks_like_profile(item))
       throw InputError(
           fmt::format("{}: '{}' is a kernel profile, not a feature (a compare "
                       "SPEC names its profile first; elsewhere give --kernel)",
                       what, item));
-    // The near miss of "no_sis_prop" is NO_SIS_PROP: a prefix in another case is guessed too.
-    std::string_view bare = name;
-    if (on && bare.size() > 3 && (bare[0] == 'n' || bare[0] == 'N') &&
-        (bare[1] == 'o' || bare[1] == 'O') && bare[2] == '_') {
-      on = false;
-      bare.remove_prefix(3);
+    if (known.empty()) {
+      known.assign(kNames.begin(), kNames.end());
+      known.insert(known.end(), kUnmodelledNames.begin(), kUnmodelledNames.end());
+      for (const SeriesAlias& s : series_aliases()) known.push_back(s.name);
     }
-    const std::string guess = engine::closest_spelling(bare, known);
-    if (unknown.empty() && !guess.empty()) first_guess = fmt::format("{}{}", on ? "" : "NO_", guess);
-    unknown.push_back(guess.empty() ? fmt::format("'{}'", item)
-                                    : fmt::format("'{}' (did you mean {}{}?)", item,
-                                                  on ? "" : "NO_", guess));
-  });
+    // The near miss of "no_sis_prop" is NO_SIS_PROP: a prefix in another case is guessed too.
+    if (on && name.size() > 3 && (name[0] == 'n' || name[0] == 'N') &&
+        (name[1] == 'o' || name[1] == 'O') && name[2] == '_') {
+      on = false;
+      name.remove_prefix(3);
+    }
+    std::string guess = engine::closest_spelling(name, known);
+    if (!guess.empty() && !on) guess = "NO_" + guess;
+    unknown.emplace_back(item, std::move(guess));
+  }
   if (unknown.empty()) return;
-  if (unknown.size() == 1 && !first_guess.empty())
+  if (unknown.size() == 1 && !unknown[0].second.empty())
     throw InputError(fmt::format(
-        "{}: unknown feature {}; did you mean {}? (`schedtwin features` lists the flags)", what,
-        unknown[0].substr(0, unknown[0].find(" (did you mean")), first_guess));
+        "{}: unknown feature '{}'; did you mean {}? (`schedtwin features` lists the flags)", what,
+        unknown[0].first, unknown[0].second));
+  std::vector<std::string> named, series;
+  for (const auto& [item, guess] : unknown)
+    named.push_back(guess.empty() ? fmt::format("'{}'", item)
+                                  : fmt::format("'{}' (did you mean {}?)", item, guess));
+  for (const SeriesAlias& s : series_aliases()) series.push_back(s.name);
   throw InputError(fmt::format(
       "{}: unknown feature{} {} (expected a flag such as SIS_PROP or NO_SIS_PROP, or a series: "
       "{}; `schedtwin features` lists the flags)",
-      what, unknown.size() == 1 ? "" : "s", fmt::join(unknown, ", "), fmt::join(series, ", ")));
+      what, unknown.size() == 1 ? "" : "s", fmt::join(named, ", "), fmt::join(series, ", ")));
 }
 
 Profile parse_spec(std::string_view spec, const Profile& base, std::string_view what) {

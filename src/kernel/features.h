@@ -141,6 +141,10 @@ std::vector<std::string> profile_names();
 // Throws InputError naming `what` (the option, or a file's place) if the name is unknown.
 Profile make_profile(std::string_view name, std::string_view what = "--kernel");
 
+// The items of a feature list, in order: separated by commas or white space, so that a
+// machine's /sys/kernel/debug/sched/features line can be given as it is.
+std::vector<std::string_view> feature_list_items(std::string_view list);
+
 // Applies a kernel-syntax feature list ("NO_SIS_PROP,latency-nice,...") left to
 // right. Series names stand for their flags; unmodelled mainline flags go to `unmodelled`
 // (dropped when it is null). Throws InputError on unknown names with `what` (e.g.

@@ -526,14 +526,11 @@ void validate(const Machine& m, const Reader& r) {
 
   // Every row of the matrix must be a node with CPUs (a CPU-less node's distances would make
   // NUMA levels of their own here); every CPU's node a row (checked per CPU below).
-  std::vector<int> first_cpu_of_node(static_cast<size_t>(nodes), -1);
-  for (size_t i = 0; i < n; ++i) {
-    const int node = m.cpus[i].node;
-    if (node >= 0 && node < nodes && first_cpu_of_node[static_cast<size_t>(node)] < 0)
-      first_cpu_of_node[static_cast<size_t>(node)] = static_cast<int>(i);
-  }
+  std::vector<char> node_has_cpu(static_cast<size_t>(nodes), 0);
+  for (const Cpu& c : m.cpus)
+    if (c.node >= 0 && c.node < nodes) node_has_cpu[static_cast<size_t>(c.node)] = 1;
   for (int node = 0; node < nodes; ++node)
-    if (first_cpu_of_node[static_cast<size_t>(node)] < 0)
+    if (!node_has_cpu[static_cast<size_t>(node)])
       r.fail("numa_distance.matrix",
              fmt::format("has {} nodes, but no CPU is on node {}: nodes without CPUs are not "
                          "modelled",
@@ -555,16 +552,16 @@ void validate(const Machine& m, const Reader& r) {
     if (c.capacity < 1 || c.capacity > 1024)
       r.fail(cpu_path(i, "capacity"),
              fmt::format("{} is outside 1..1024 (SCHED_CAPACITY_SCALE)", c.capacity));
-    if (c.node >= nodes && m.numa_source == kSingleNodeSource)  // e.g. two packages generated
-      r.fail(cpu_path(i, "node"),
-             fmt::format("node {} does not exist: no numa_distance is given, so the machine has "
-                         "one node (give a {} x {} matrix, 10 on the diagonal and the SLIT "
-                         "distances elsewhere)",
-                         c.node, c.node + 1, c.node + 1));
+    // Without a matrix (e.g. a generated topology of two packages) say what to give.
     if (c.node < 0 || c.node >= nodes)
       r.fail(cpu_path(i, "node"),
-             fmt::format("node {} does not exist (numa_distance has {} node{})", c.node, nodes,
-                         nodes == 1 ? "" : "s"));
+             c.node >= nodes && m.numa_source == kSingleNodeSource
+                 ? fmt::format("node {} does not exist: no numa_distance is given, so the machine "
+                               "has one node (give a {} x {} matrix, 10 on the diagonal and the "
+                               "SLIT distances elsewhere)",
+                               c.node, c.node + 1, c.node + 1)
+                 : fmt::format("node {} does not exist (numa_distance has {} node{})", c.node,
+                               nodes, nodes == 1 ? "" : "s"));
 
     auto [ci, new_core] = core_first.emplace(c.core, static_cast<int>(i));
     if (!new_core) {
@@ -851,6 +848,11 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
+bool looks_like_machine_path(std::string_view name_or_path) {
+  return name_or_path.find('/') != std::string_view::npos ||
+         std::filesystem::path(std::string(name_or_path)).extension() == ".json";
+}
+
 Machine load_machine(std::string_view name_or_path, std::string_view option) {
   if (name_or_path == "host") return capture_sysfs("");
   for (const auto& [stem, text] : embedded_presets())
@@ -858,10 +860,8 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
 
   const std::filesystem::path path{std::string(name_or_path)};
   std::error_code ec;
-  const bool looks_like_path =
-      name_or_path.find('/') != std::string_view::npos || path.extension() == ".json";
   if (!std::filesystem::is_regular_file(path, ec)) {
-    if (!looks_like_path && !std::filesystem::exists(path, ec))
+    if (!looks_like_machine_path(name_or_path) && !std::filesystem::exists(path, ec))
       throw InputError(fmt::format("{}{}unknown machine '{}': not a preset ({}) nor a machine file",
                                    option, option.empty() ? "" : ": ", name_or_path,
                                    fmt::join(preset_names(), ", ")));

@@ -48,6 +48,10 @@ const std::vector<std::pair<std::string_view, std::string_view>>& embedded_prese
 // Known preset names, sorted, including "host".
 std::vector<std::string> preset_names();
 
+// Whether a --machine value that is no preset is written as a path (it has a '/' or ends in
+// .json): load_machine then says the file is missing rather than that the name is unknown.
+bool looks_like_machine_path(std::string_view name_or_path);
+
 // Parses and validates machine-file text; origin names the file in error messages.
 Machine parse_machine(std::string_view text, std::string_view origin);
 
