@@ -99,8 +99,13 @@ TEST(CliCompare, RtAppTableAndJsonMatchTheSingleRuns) {
   EXPECT_NEAR(m["diff_pct"].get<double>(), 100 * (mw - mb) / mb, 1e-9);
   ASSERT_TRUE(m["ci95_pct"].is_array());
   ASSERT_EQ(m["ci95_pct"].size(), 2u);
-  EXPECT_LE(m["ci95_pct"][0].get<double>(), m["diff_pct"].get<double>());
-  EXPECT_GE(m["ci95_pct"][1].get<double>(), m["diff_pct"].get<double>());
+  // Paired by seed: differences d_s = with_s - base_s, sd = |d_1 - d_2| / sqrt(2), se = sd /
+  // sqrt(2) = |d_1 - d_2| / 2, df 1, t(0.975, 1) = 12.7062047.
+  const double d1 = v[1][0] - v[0][0], d2 = v[1][1] - v[0][1];
+  const double half = 12.7062047 * std::fabs(d1 - d2) / 2;
+  EXPECT_NEAR(m["ci95_pct"][0].get<double>(), 100 * ((mw - mb) - half) / mb, 1e-5);
+  EXPECT_NEAR(m["ci95_pct"][1].get<double>(), 100 * ((mw - mb) + half) / mb, 1e-5);
+  EXPECT_EQ(m["pairs"], 2);
   // The direction the series reports: the fallback cuts the CFS threads' wakeup latency.
   EXPECT_LT(mw, mb);
 
@@ -231,6 +236,13 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
             "schedtwin: warning: --with '' leaves the model as --base has it: both columns are "
             "the same runs, every diff is 0\n");
   EXPECT_NE(r.out.find("change:  same as base\n"), std::string::npos) << r.out;
+  // Seed N of both columns is the same run: every paired difference is 0, so is the interval.
+  r = run("compare --runs 3 --base v5.17 --with '' --json c.json -- messaging -g 1 -l 10", d);
+  EXPECT_EQ(r.status, 0) << r.err;
+  const json same = json::parse(slurp(d / "c.json"))["metrics"]["total_time_s"];
+  EXPECT_GT(same["base"]["sd"].get<double>(), 0);        // the seeds differ ...
+  EXPECT_EQ(same["ci95_pct"], json::array({0.0, 0.0}));  // ... and the pairs do not
+  EXPECT_NE(r.out.find("[+0.0%, +0.0%]"), std::string::npos) << r.out;
   // A flag the profile does not read (CFS's GENTLE_FAIR_SLEEPERS under v6.6's EEVDF) is a
   // change on paper only: the same warning.
   r = run("compare --runs 1 --base v6.6 --with GENTLE_FAIR_SLEEPERS -- messaging -g 1 -l 10", d);
@@ -241,7 +253,8 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
       << r.err;
   EXPECT_NE(r.out.find("change:  +GENTLE_FAIR_SLEEPERS\n"), std::string::npos) << r.out;
   // A machine's features line: its first items and the count; the change is still exact.
-  r = run("compare --runs 1 --base v5.17 --with 'GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY "
+  r =
+      run("compare --runs 1 --base v5.17 --with 'GENTLE_FAIR_SLEEPERS START_DEBIT NO_NEXT_BUDDY "
           "LAST_BUDDY CACHE_HOT_BUDDY WAKEUP_PREEMPTION NO_SIS_PROP' -- messaging -g 1 -l 10",
           d);
   EXPECT_EQ(r.status, 0) << r.err;

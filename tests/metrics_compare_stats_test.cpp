@@ -1,8 +1,9 @@
-// compare's statistics: sample mean/sd, Student t quantiles against published values, Welch
+// compare's statistics: sample mean/sd, Student t quantiles against published values, paired
 // intervals worked by hand.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "metrics/compare_stats.h"
@@ -39,7 +40,7 @@ TEST(CompareStats, StudentTQuantilesMatchTables) {
   EXPECT_NEAR(student_t_quantile(0.975, 4), 2.7764451, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.975, 10), 2.2281389, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.975, 30), 2.0422725, 1e-6);
-  // Real df (Welch) and no cut-off: large df tends to the normal 1.959964.
+  // Real df and no cut-off: large df tends to the normal 1.959964.
   EXPECT_NEAR(student_t_quantile(0.975, 1.5), 6.0166631, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.95, 7.5), 1.8757475, 1e-6);
   EXPECT_NEAR(student_t_quantile(0.975, 1e6), 1.9599664, 1e-6);
@@ -49,62 +50,59 @@ TEST(CompareStats, StudentTQuantilesMatchTables) {
   EXPECT_THROW(student_t_quantile(0.975, 0), std::invalid_argument);
 }
 
-TEST(CompareStats, WelchIntervalWorkedExample) {
-  // base {1..5}: mean 3, sd² 2.5; with {2,4,..,10}: mean 6, sd² 10.
-  // vb = 2.5/5 = 0.5, vw = 10/5 = 2; se = sqrt(2.5) = 1.5811;
-  // df = 2.5² / (0.5²/4 + 2²/4) = 6.25 / 1.0625 = 5.8824; t(0.975, 5.8824) = 2.458824;
-  // diff 3 ± 2.458824 · 1.581139 = 3 ± 3.887742.
-  auto w = welch_interval(sample_stats({1, 2, 3, 4, 5}), sample_stats({2, 4, 6, 8, 10}));
-  ASSERT_TRUE(w);
-  EXPECT_DOUBLE_EQ(w->diff, 3);
-  EXPECT_DOUBLE_EQ(w->se, std::sqrt(2.5));
-  EXPECT_NEAR(w->df, 5.8823529, 1e-6);
-  EXPECT_NEAR(w->t, 2.4588237, 1e-6);
-  EXPECT_NEAR(w->lo, -0.8877416, 1e-6);
-  EXPECT_NEAR(w->hi, 6.8877416, 1e-6);
-}
-
-TEST(CompareStats, WelchUnequalSizes) {
-  // base {10,12,14}: mean 12, sd² 4, vb = 4/3; with {15,17,19,21}: mean 18, sd² 20/3, vw = 5/3.
-  // se = sqrt(3); df = 9 / ((4/3)²/2 + (5/3)²/3) = 4.959184; t = 2.576958; 6 ± 4.463423.
-  auto w = welch_interval(sample_stats({10, 12, 14}), sample_stats({15, 17, 19, 21}));
-  ASSERT_TRUE(w);
-  EXPECT_NEAR(w->df, 4.9591837, 1e-6);
-  EXPECT_NEAR(w->t, 2.5769584, 1e-6);
-  EXPECT_NEAR(w->lo, 1.5365770, 1e-6);
-  EXPECT_NEAR(w->hi, 10.4634230, 1e-6);
-  // In % of the base mean 12: diff +50 %, interval [12.80 %, 87.20 %].
-  Comparison c = compare_samples({10, 12, 14}, {15, 17, 19, 21});
+TEST(CompareStats, PairedIntervalWorkedExample) {
+  // base {10, 12, 11, 13}, with {12, 15, 12, 16}: d = {2, 3, 1, 3}, mean 2.25,
+  // squared deviations 0.0625 + 0.5625 + 1.5625 + 0.5625 = 2.75, sd² = 2.75/3,
+  // se = sqrt(2.75/3)/2 = 0.478714; df 3, t(0.975, 3) = 3.182446; 2.25 ± 1.523480.
+  auto p = paired_interval({10, 12, 11, 13}, {12, 15, 12, 16});
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->n, 4u);
+  EXPECT_DOUBLE_EQ(p->diff, 2.25);
+  EXPECT_DOUBLE_EQ(p->sd, std::sqrt(2.75 / 3));
+  EXPECT_NEAR(p->se, 0.4787136, 1e-6);
+  EXPECT_DOUBLE_EQ(p->df, 3);
+  EXPECT_NEAR(p->t, 3.1824463, 1e-6);
+  EXPECT_NEAR(p->lo, 0.7265198, 1e-6);
+  EXPECT_NEAR(p->hi, 3.7734802, 1e-6);
+  // In % of the base mean 11.5: diff +19.565 %, interval [6.3176 %, 32.8129 %].
+  Comparison c = compare_samples({10, 12, 11, 13}, {12, 15, 12, 16});
   ASSERT_TRUE(c.diff_pct && c.ci95_lo_pct && c.ci95_hi_pct);
-  EXPECT_DOUBLE_EQ(*c.diff_pct, 50);
-  EXPECT_NEAR(*c.ci95_lo_pct, 12.8048086, 1e-6);
-  EXPECT_NEAR(*c.ci95_hi_pct, 87.1951914, 1e-6);
+  EXPECT_EQ(c.pairs, 4u);
+  EXPECT_NEAR(*c.diff_pct, 19.5652174, 1e-6);
+  EXPECT_NEAR(*c.ci95_lo_pct, 6.3175636, 1e-6);
+  EXPECT_NEAR(*c.ci95_hi_pct, 32.8128711, 1e-6);
 }
 
-TEST(CompareStats, OneSampleWithoutSpreadGivesDfOfTheOther) {
-  // vb = 0: df = vw² / (vw²/(n_w - 1)) = n_w - 1 = 4; se = sqrt(10/5); 3 ± 2.776445 · 1.414214.
-  auto w = welch_interval(sample_stats({3, 3, 3}), sample_stats({2, 4, 6, 8, 10}));
-  ASSERT_TRUE(w);
-  EXPECT_NEAR(w->df, 4, 1e-12);
-  EXPECT_NEAR(w->lo, 3 - 2.7764451 * std::sqrt(2.0), 1e-6);
+TEST(CompareStats, PairingRemovesTheSpreadTheSeedsShare) {
+  // The seeds spread both columns alike (sd 10 each): unpaired, the change of 1 would be
+  // lost in that spread; paired, every seed moved by exactly 1, so the interval is [1, 1].
+  Comparison c = compare_samples({100, 110, 120}, {101, 111, 121});
+  EXPECT_NEAR(c.base.sd, 10, 1e-12);
+  EXPECT_NEAR(*c.ci95_lo_pct, 1 / 1.1, 1e-9);
+  EXPECT_NEAR(*c.ci95_hi_pct, 1 / 1.1, 1e-9);
+  // The same configuration twice: every difference 0, interval [0, 0].
+  Comparison same = compare_samples({3, 9, 4}, {3, 9, 4});
+  EXPECT_DOUBLE_EQ(*same.ci95_lo_pct, 0);
+  EXPECT_DOUBLE_EQ(*same.ci95_hi_pct, 0);
 }
 
-TEST(CompareStats, NoSpreadAtAllGivesTheExactDifference) {
-  auto w = welch_interval(sample_stats({2, 2}), sample_stats({3, 3, 3}));
-  ASSERT_TRUE(w);
-  EXPECT_DOUBLE_EQ(w->se, 0);
-  EXPECT_DOUBLE_EQ(w->lo, 1);
-  EXPECT_DOUBLE_EQ(w->hi, 1);
-  Comparison c = compare_samples({2, 2}, {3, 3, 3});
-  EXPECT_DOUBLE_EQ(*c.diff_pct, 50);
-  EXPECT_DOUBLE_EQ(*c.ci95_lo_pct, 50);
-  EXPECT_DOUBLE_EQ(*c.ci95_hi_pct, 50);
+TEST(CompareStats, RunsWithoutTheMetricLeaveTheirSeedUnpaired) {
+  // Seed 2 of with and seed 4 of base did not report: means over what each reported, the
+  // interval over seeds 1 and 3 only (d = {1, 3}: 2 ± t(0.975, 1) · 1 = 2 ± 12.706205).
+  Comparison c = compare_samples({10, 20, 10, std::nullopt}, {11, std::nullopt, 13, 50});
+  EXPECT_EQ(c.base.n, 3u);
+  EXPECT_EQ(c.with.n, 3u);
+  EXPECT_EQ(c.pairs, 2u);
+  EXPECT_NEAR(c.base.mean, 40.0 / 3, 1e-12);
+  EXPECT_NEAR(*c.ci95_lo_pct, (2 - 12.7062047) * 100 / (40.0 / 3), 1e-5);
+  EXPECT_NEAR(*c.ci95_hi_pct, (2 + 12.7062047) * 100 / (40.0 / 3), 1e-5);
 }
 
 TEST(CompareStats, PercentOfANegativeBaseKeepsTheSignOfTheChange) {
   // Slack can be negative: base mean -10, with mean -5 is an increase of 5, +50 % of |-10|.
   Comparison c = compare_samples({-10, -10}, {-5, -5});
   EXPECT_DOUBLE_EQ(*c.diff_pct, 50);
+  EXPECT_DOUBLE_EQ(*c.ci95_lo_pct, 50);
 }
 
 TEST(CompareStats, MissingPiecesAreEmpty) {
@@ -114,5 +112,10 @@ TEST(CompareStats, MissingPiecesAreEmpty) {
   Comparison zero = compare_samples({0, 0}, {1, 2});  // no % of a zero base
   EXPECT_FALSE(zero.diff_pct);
   EXPECT_FALSE(zero.ci95_hi_pct);
-  EXPECT_FALSE(welch_interval(sample_stats({1}), sample_stats({1, 2})));
+  // Two runs each but only one seed where both reported: no interval.
+  Comparison lone = compare_samples({1, std::nullopt}, {std::nullopt, 2});
+  EXPECT_EQ(lone.pairs, 0u);
+  EXPECT_FALSE(lone.ci95_lo_pct);
+  EXPECT_FALSE(paired_interval({1}, {2}));
+  EXPECT_THROW(paired_interval({1, 2}, {1, 2, 3}), std::invalid_argument);
 }

@@ -330,8 +330,8 @@ std::string spec_label(const std::string& spec) {
   const std::vector<std::string_view> items = kernel::feature_list_items(spec);
   constexpr std::size_t kShown = 3;
   if (items.size() <= 2 * kShown) return shell_quote(spec);
-  return fmt::format("'{} ...' ({} items)",
-                     fmt::join(items.begin(), items.begin() + kShown, " "), items.size());
+  return fmt::format("'{} ...' ({} items)", fmt::join(items.begin(), items.begin() + kShown, " "),
+                     items.size());
 }
 
 std::string describe(const kernel::Profile& p) {
@@ -520,7 +520,9 @@ CompareOutcome run_compare(const CompareRequest& r) {
 
   // Metrics in the order the subcommand reports them (base seed 1 first), values in seed order.
   std::vector<std::string> order;
-  std::map<std::string, std::array<std::vector<double>, 2>> values;
+  // Indexed by seed - 1; a run that did not report a metric leaves its place empty, so that
+  // the pairs stay aligned by seed.
+  std::map<std::string, std::array<std::vector<std::optional<double>>, 2>> values;
   double sim_time_s = 0;
   std::uint64_t events = 0;
   for (std::size_t i = 0; i < total; ++i) {
@@ -528,8 +530,11 @@ CompareOutcome run_compare(const CompareRequest& r) {
     events += results[i].events;
     for (const auto& [metric, v] : results[i].metrics) {
       auto [it, inserted] = values.try_emplace(metric);
-      if (inserted) order.push_back(metric);
-      it->second[i / runs].push_back(v);
+      if (inserted) {
+        order.push_back(metric);
+        for (auto& config : it->second) config.resize(runs);
+      }
+      it->second[i / runs][i % runs] = v;
     }
   }
 
@@ -553,7 +558,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   txt += fmt::format("change:  {}\n", change(base, with));
   txt += fmt::format(
       "runs:    {} per configuration, seeds 1..{}; mean ± sd over runs; diff and 95% CI "
-      "(Welch) of with vs base, in % of the base mean\n\n",
+      "(paired by seed) of with vs base, in % of the base mean\n\n",
       r.runs, r.runs);
 
   nlohmann::json& j = out.json;
@@ -574,6 +579,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   j["metrics"] = nlohmann::json::object();
 
   std::vector<std::array<std::string, 5>> rows = {{"metric", "base", "with", "diff", "95% CI"}};
+  bool partial = false;
   for (const std::string& metric : order) {
     const auto& v = values.at(metric);
     const metrics::Comparison c = metrics::compare_samples(v[0], v[1]);
@@ -581,18 +587,22 @@ CompareOutcome run_compare(const CompareRequest& r) {
     const bool has_ci = c.ci95_lo_pct.has_value();
     rows.push_back({metric, mean_sd(c.base, d), mean_sd(c.with, d),
                     c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" : "n/a",
-                    has_ci ? fmt::format("[{}%, {}%]", fixed(*c.ci95_lo_pct, 1, true),
-                                         fixed(*c.ci95_hi_pct, 1, true))
+                    has_ci ? fmt::format("[{}%, {}%]{}", fixed(*c.ci95_lo_pct, 1, true),
+                                         fixed(*c.ci95_hi_pct, 1, true), c.pairs < runs ? "*" : "")
                            : "n/a"});
+    if (has_ci && c.pairs < runs) partial = true;
     nlohmann::json m;
     m["base"] = stats_json(c.base);
     m["with"] = stats_json(c.with);
     m["diff_pct"] = c.diff_pct ? nlohmann::json(*c.diff_pct) : nlohmann::json(nullptr);
     m["ci95_pct"] =
         has_ci ? nlohmann::json::array({*c.ci95_lo_pct, *c.ci95_hi_pct}) : nlohmann::json(nullptr);
+    m["pairs"] = c.pairs;
     j["metrics"][metric] = std::move(m);
   }
   txt += render_table(rows);
+  if (partial)
+    txt += "* over the seeds where both configurations reported the metric (see pairs in --json)\n";
   // Wall time is the one figure that differs between identical invocations.
   j["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
@@ -608,7 +618,8 @@ void register_compare_command(CLI::App& app) {
       "base\n"
       "mean ± sd, with mean ± sd, the difference in % of the base mean and its 95% confidence "
       "interval\n"
-      "(Welch). SPEC is [PROFILE][,FEATURE...], e.g. --base v5.3 --with "
+      "(a paired t interval: run N of each configuration shares seed N). SPEC is "
+      "[PROFILE][,FEATURE...], e.g. --base v5.3 --with "
       "v5.3,SIS_SCHED_IDLE_FALLBACK;\n"
       "--with without a profile changes the base. Usage:\n"
       "  schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] -- SUBCOMMAND ARGS...\n"
@@ -635,7 +646,8 @@ void register_compare_command(CLI::App& app) {
   sub->add_option(
          "--json", *json_out,
          "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "
-         "diff_pct, ci95_pct and the common keys (\"-\": to stdout, and the table to stderr)")
+         "diff_pct, ci95_pct, pairs and the common keys (\"-\": to stdout, and the table to "
+         "stderr)")
       ->check(file_name());
   sub->add_option(
          "--logdir", o->logdir,

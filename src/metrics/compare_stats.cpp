@@ -1,5 +1,6 @@
 #include "metrics/compare_stats.h"
 
+#include <algorithm>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <limits>
@@ -33,38 +34,52 @@ double student_t_quantile(double p, double df) {
   return boost::math::quantile(boost::math::students_t_distribution<double>(df), p);
 }
 
-std::optional<WelchInterval> welch_interval(const SampleStats& base, const SampleStats& with,
-                                            double level) {
+std::optional<PairedInterval> paired_interval(const std::vector<double>& base,
+                                              const std::vector<double>& with, double level) {
   if (!(level > 0 && level < 1))
-    throw std::invalid_argument("welch_interval: level must be in (0, 1)");
-  if (base.n < 2 || with.n < 2) return std::nullopt;
-  WelchInterval w;
-  w.diff = with.mean - base.mean;
-  const double vb = base.sd * base.sd / static_cast<double>(base.n);
-  const double vw = with.sd * with.sd / static_cast<double>(with.n);
-  w.se = std::sqrt(vb + vw);
-  if (w.se == 0) {
-    w.lo = w.hi = w.diff;
-    return w;
-  }
-  w.df = (vb + vw) * (vb + vw) /
-         (vb * vb / static_cast<double>(base.n - 1) + vw * vw / static_cast<double>(with.n - 1));
-  w.t = student_t_quantile(1 - (1 - level) / 2, w.df);
-  w.lo = w.diff - w.t * w.se;
-  w.hi = w.diff + w.t * w.se;
-  return w;
+    throw std::invalid_argument("paired_interval: level must be in (0, 1)");
+  if (base.size() != with.size())
+    throw std::invalid_argument("paired_interval: base and with differ in size");
+  if (base.size() < 2) return std::nullopt;
+  std::vector<double> d(base.size());
+  for (std::size_t i = 0; i < d.size(); ++i) d[i] = with[i] - base[i];
+  const SampleStats s = sample_stats(d);
+  PairedInterval p;
+  p.n = s.n;
+  p.diff = s.mean;
+  p.sd = s.sd;
+  p.se = s.sd / std::sqrt(static_cast<double>(s.n));
+  p.df = static_cast<double>(s.n - 1);
+  p.lo = p.hi = p.diff;
+  if (p.se == 0) return p;
+  p.t = student_t_quantile(1 - (1 - level) / 2, p.df);
+  p.lo = p.diff - p.t * p.se;
+  p.hi = p.diff + p.t * p.se;
+  return p;
 }
 
-Comparison compare_samples(const std::vector<double>& base, const std::vector<double>& with) {
+Comparison compare_samples(const std::vector<std::optional<double>>& base,
+                           const std::vector<std::optional<double>>& with) {
+  std::vector<double> b, w, pb, pw;
+  for (std::size_t i = 0; i < std::max(base.size(), with.size()); ++i) {
+    const bool hb = i < base.size() && base[i], hw = i < with.size() && with[i];
+    if (hb) b.push_back(*base[i]);
+    if (hw) w.push_back(*with[i]);
+    if (hb && hw) {
+      pb.push_back(*base[i]);
+      pw.push_back(*with[i]);
+    }
+  }
   Comparison c;
-  c.base = sample_stats(base);
-  c.with = sample_stats(with);
+  c.base = sample_stats(b);
+  c.with = sample_stats(w);
+  c.pairs = pb.size();
   if (c.base.n == 0 || c.with.n == 0 || c.base.mean == 0) return c;
   const double scale = 100 / std::fabs(c.base.mean);
   c.diff_pct = (c.with.mean - c.base.mean) * scale;
-  if (auto w = welch_interval(c.base, c.with, 0.95)) {
-    c.ci95_lo_pct = w->lo * scale;
-    c.ci95_hi_pct = w->hi * scale;
+  if (auto p = paired_interval(pb, pw, 0.95)) {
+    c.ci95_lo_pct = p->lo * scale;
+    c.ci95_hi_pct = p->hi * scale;
   }
   return c;
 }
