@@ -1,10 +1,12 @@
 // End-to-end tests of `schedtwin rt-app` and `schedtwin reproduce`: exit codes, one-line
 // errors, no log directory on bad input, byte-identical output for a seed, log shape.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_test_util.h"
@@ -15,6 +17,7 @@ namespace {
 
 using Result = schedtwin::testutil::CliRun;
 using schedtwin::testutil::slurp;
+using json = nlohmann::json;
 
 Result run(const std::string& args, const fs::path& dir) {
   return schedtwin::testutil::run_in(args, dir);
@@ -181,5 +184,42 @@ TEST(CliReproduce, SchedIdleFallbackPrintsPublishedBesideSimulated) {
                          "\"sched-idle-fallback\": {"})
     EXPECT_NE(r.out.find(kv), std::string::npos) << kv;
   EXPECT_NE(r.err.find("mean wu_lat falls with the change"), std::string::npos);
+  fs::remove_all(d);
+}
+
+TEST(CliReproduce, EveryVerdictInJsonAndSummaryAndFailOnMissExits4) {
+  fs::path d = tmpdir("repro-verdicts");
+  const std::string out = (d / "out.json").string();
+  Result r = run("reproduce sched-idle-fallback --runs 1 --json " + out, d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(slurp(d / "out.json"));
+  const json& ds = j["sched-idle-fallback"]["directions"];
+  ASSERT_EQ(ds.size(), 4u);
+  int missed = 0;
+  for (const json& dir : ds) {
+    const std::string v = dir["verdict"];
+    ASSERT_TRUE(v == "match" || v == "MISS") << dir;
+    missed += v == "MISS";
+    // The printed line says the same: claim, simulated, [published], verdict.
+    const std::string line = "  " + dir["claim"].get<std::string>() + ": " +
+                             dir["simulated"].get<std::string>() + " [" +
+                             dir["published"].get<std::string>() + "]  " + v + "\n";
+    EXPECT_NE(r.out.find(line), std::string::npos) << line;
+  }
+  EXPECT_EQ(j["directions_missed"], missed);
+  EXPECT_EQ(j["directions_matched"], 4 - missed);
+  EXPECT_NE(r.out.find(fmt::format("\nsummary: {} of 4 published directions match", 4 - missed)),
+            std::string::npos)
+      << r.out;
+  // --fail-on-miss: the same outputs, then status 4 exactly when a direction missed.
+  fs::remove(d / "out.json");
+  Result f = run("reproduce sched-idle-fallback --runs 1 --json " + out + " --fail-on-miss", d);
+  EXPECT_EQ(f.out, r.out);
+  EXPECT_TRUE(fs::exists(d / "out.json"));
+  EXPECT_EQ(f.status, missed > 0 ? 4 : 0) << f.err;
+  if (missed > 0) {
+    EXPECT_EQ(f.err, fmt::format("schedtwin: --fail-on-miss: {} of 4 published directions MISS\n",
+                                 missed));
+  }
   fs::remove_all(d);
 }

@@ -279,6 +279,36 @@ TEST(ReproduceReport, SelfContainedDeterministicAndEscaped) {
             std::string::npos);
 }
 
+TEST(ReproduceReport, EveryDirectionIsShownWithItsVerdict) {
+  if (!report::embedded_report_assets()) GTEST_SKIP() << "built without report/node_modules";
+  report::ReproduceReport r = make_report();
+  r.figures["latency-nice"]["directions"] = json::array({{{"claim", "a gain somewhere"},
+                                                          {"simulated", "+40 %"},
+                                                          {"published", "+15 .. +28 %"},
+                                                          {"verdict", "match"}},
+                                                         {{"claim", "flat at 8 & 128"},
+                                                          {"simulated", "128: +40.3 %"},
+                                                          {"published", "+1.5 %"},
+                                                          {"verdict", "MISS"}}});
+  r.figures["directions_matched"] = 1;
+  r.figures["directions_missed"] = 1;
+  const std::string page = report::render_reproduce_report(r);
+  EXPECT_NE(page.find("<p class=summary>1 of 2 published directions match; 1 MISS (marked "
+                      "below).</p>"),
+            std::string::npos);
+  // In the latency-nice section, before its charts; escaped; the MISS marked as one.
+  const auto section = page.find("<section id=\"latency-nice\">");
+  const auto row = page.find(
+      "<tr><td>flat at 8 &amp; 128</td><td>128: +40.3 %</td><td class=pub>+1.5 %</td>"
+      "<td class=miss>MISS</td></tr>");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_LT(section, row);
+  EXPECT_LT(row, page.find("<div class=\"chart\"", section));
+  EXPECT_NE(page.find("<td class=match>match</td>"), std::string::npos);
+  // A series without directions (older JSON) gets no table.
+  EXPECT_EQ(page.find("<table class=directions>"), page.rfind("<table class=directions>"));
+}
+
 TEST(ReproduceReport, EveryChartRendersInChromium) {
   if (!report::embedded_report_assets()) GTEST_SKIP() << "built without report/node_modules";
   if (!testutil::chromium_available()) GTEST_SKIP() << testutil::kChromium << " is not installed";

@@ -256,6 +256,9 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     fmt::print(stderr, "schedtwin: {}\n", e.what());
     return 1;
+  } catch (const CheckFailed& e) {
+    fmt::print(stderr, "schedtwin: {}\n", e.what());
+    return 4;
   } catch (const std::exception& e) {
     fmt::print(stderr, "schedtwin: internal error: {}\n", e.what());
     return 3;

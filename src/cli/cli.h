@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -20,6 +21,13 @@ inline constexpr const char* kFeaturesHelp =
     "a machine's sched/features line can be given as it is)";
 
 int main(int argc, char** argv);
+
+// The run did what was asked and wrote its outputs, and a check the user asked for failed
+// (reproduce --fail-on-miss): exit status 4, the message as one line on stderr.
+class CheckFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Options every simulating subcommand takes.
 struct CommonOptions {

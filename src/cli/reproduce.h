@@ -11,6 +11,21 @@ inline std::string seeds_text(int runs) {
   return runs == 1 ? std::string("seed 1") : "seeds 1-" + std::to_string(runs);
 }
 
+// One published direction checked against the simulation: `claim` says what must hold (the
+// post's direction, or the bound on it), `simulated` and `published` the figures
+// compared. Appends "  claim: simulated [published]  match|MISS" to `text` unless `print` is
+// false (a row of a table that carries its own verdict), and
+// {claim, simulated, published, verdict} to series_json["directions"] in either case, so
+// that --json and the report show every verdict, not only the table's.
+inline void add_direction(std::string& text, nlohmann::json& series_json, const std::string& claim,
+                          const std::string& simulated, const std::string& published, bool match,
+                          bool print = true) {
+  const char* verdict = match ? "match" : "MISS";
+  if (print) text += "  " + claim + ": " + simulated + " [" + published + "]  " + verdict + "\n";
+  series_json["directions"].push_back(
+      {{"claim", claim}, {"simulated", simulated}, {"published", published}, {"verdict", verdict}});
+}
+
 // runs: seeds 1..runs per configuration; full: the posted parameters where --quick
 // scales them down. Text is appended to `text`. The JSON carries what the HTML report
 // (report/html_report.h) draws: simulated figures beside the published ones.

@@ -114,8 +114,6 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
   return r;
 }
 
-std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
-
 }  // namespace
 
 nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
@@ -158,25 +156,24 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
         pub[i].label, sim[i]->n, sim[i]->max, sim[i]->mean, sim[i]->over1ms_pct, pub[i].n,
         pub[i].max, pub[i].mean, pub[i].over1ms_pct);
   double ratio = with.mean > 0 ? base.mean / with.mean : 0;
+  nlohmann::json j;
   text += "\ndirections (published in brackets):\n";
-  text += fmt::format("  mean wu_lat falls with the change: {:.1f}x lower [10.9x]  {}\n", ratio,
-                      verdict(ratio > 1.0));
-  text +=
-      fmt::format("  wakeups over 1 ms: {:.1f} % -> {:.1f} % [25.9 % -> 0.8 %]  {}\n",
-                  base.over1ms_pct, with.over1ms_pct, verdict(base.over1ms_pct > with.over1ms_pct));
-  text += fmt::format(
-      "  without SCHED_IDLE tasks the mean is close to the with-change case: {:.1f} vs {:.1f} us "
-      "[104.4 vs 102.7]  {}\n",
-      no_idle.mean, with.mean,
-      verdict(no_idle.mean < 2 * with.mean && with.mean < 2 * no_idle.mean));
-  text += fmt::format("  rows per thread with the change: {:.0f} [637 of ~643]  {}\n", with.n / 8,
-                      verdict(std::abs(with.n / 8 - 643) <= 643 * 0.05));
+  add_direction(text, j, "mean wu_lat falls with the change", fmt::format("{:.1f}x lower", ratio),
+                "10.9x", ratio > 1.0);
+  add_direction(text, j, "wakeups over 1 ms fall",
+                fmt::format("{:.1f} % -> {:.1f} %", base.over1ms_pct, with.over1ms_pct),
+                "25.9 % -> 0.8 %", base.over1ms_pct > with.over1ms_pct);
+  add_direction(text, j, "without SCHED_IDLE tasks the mean is within 2x of the with-change case",
+                fmt::format("{:.1f} vs {:.1f} us", no_idle.mean, with.mean), "104.4 vs 102.7",
+                no_idle.mean < 2 * with.mean && with.mean < 2 * no_idle.mean);
+  add_direction(text, j, "rows per thread with the change within 5 % of 643",
+                fmt::format("{:.0f}", with.n / 8), "637 of ~643",
+                std::abs(with.n / 8 - 643) <= 643 * 0.05);
   std::string cpus;
   for (int c : idle_cpus) cpus += (cpus.empty() ? "" : " ") + std::to_string(c);
   text += fmt::format(
       "  SCHED_IDLE threads placed at fork on CPUs {} (seed 1); load balancing moves them later\n",
       cpus);
-  nlohmann::json j;
   const char* keys[3] = {"no_sched_idle", "without_change", "with_change"};
   for (int i = 0; i < 3; ++i) {
     j[keys[i]] = {{"n", sim[i]->n},
@@ -213,6 +210,7 @@ void register_reproduce_command(CLI::App& app) {
     bool quick = false, full = false;
     std::string json_out;
     std::string report_out;
+    bool fail_on_miss = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -239,6 +237,9 @@ void register_reproduce_command(CLI::App& app) {
          "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
          "simulated figures beside the published ones, and per-CPU occupancy of one run")
       ->check(file_name());
+  sub->add_flag("--fail-on-miss", o->fail_on_miss,
+                "Exit with status 4 (after writing every output) when a published direction is "
+                "MISS, e.g. to gate a model change in CI");
   sub->callback([o, sub] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
     if (!o->json_out.empty()) check_json_output(o->json_out);
@@ -248,8 +249,8 @@ void register_reproduce_command(CLI::App& app) {
       check_output_file(o->report_out, "--report");
     }
     // Said before the minutes of running, not only in the table's header afterwards.
-    const bool capped_series = o->series == "all" || o->series == "latency-nice" ||
-                               o->series == "sched-idle-balancing";
+    const bool capped_series =
+        o->series == "all" || o->series == "latency-nice" || o->series == "sched-idle-balancing";
     if (sub->get_option("--runs")->count() > 0 && o->runs > 3 && !o->full && capped_series)
       fmt::print(stderr,
                  "schedtwin: note: --runs {}: at quick scale latency-nice and "
@@ -279,6 +280,23 @@ void register_reproduce_command(CLI::App& app) {
       }
       series_text[s] = text.substr(from);
     }
+    // Every verdict in one place: a MISS inside a series' table is easy to read past.
+    int matched = 0;
+    std::vector<std::string> missed;
+    for (const auto& [series, fig] : j.items()) {
+      if (!fig.is_object() || !fig.contains("directions")) continue;
+      for (const auto& d : fig["directions"]) {
+        if (d["verdict"] == "match")
+          ++matched;
+        else
+          missed.push_back(fmt::format("{}: {}", series, d["claim"].get<std::string>()));
+      }
+    }
+    text += fmt::format("\nsummary: {} of {} published directions match{}\n", matched,
+                        matched + static_cast<int>(missed.size()), missed.empty() ? "" : "; MISS:");
+    for (const std::string& m : missed) text += "  " + m + "\n";
+    j["directions_matched"] = matched;
+    j["directions_missed"] = missed.size();
     // Beside the series' figures, what made them (the other commands' documents say so too).
     j["schema_version"] = 1;
     j["command"] = "reproduce";
@@ -299,6 +317,9 @@ void register_reproduce_command(CLI::App& app) {
       r.occupancy = std::move(occupancy);
       write_file_atomically(o->report_out, report::render_reproduce_report(r), "--report");
     }
+    if (o->fail_on_miss && !missed.empty())
+      throw CheckFailed(fmt::format("--fail-on-miss: {} of {} published directions MISS",
+                                    missed.size(), matched + static_cast<int>(missed.size())));
   });
 }
 

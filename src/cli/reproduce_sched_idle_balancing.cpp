@@ -26,8 +26,6 @@ std::string scenario(bool noisy, double duration_s) {
       noisy ? R"(, { "group": "noise", "messaging": ["-g", "1", "-l", "4000000"] })" : "");
 }
 
-std::string verdict(bool ok) { return ok ? "match" : "MISS"; }
-
 }  // namespace
 
 nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& text) {
@@ -81,9 +79,14 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& 
   bool quiet_ok = within(p50[0][0], p50[0][1]) && within(p99[0][0], p99[0][1]);
   bool noisy_ok = p99[1][1] * 3 <= p99[1][0];
   text += "\ndirections:\n";
-  text += fmt::format("  quiet: p50 and p99 agree within 20 % [alike]  {}\n", verdict(quiet_ok));
-  text += fmt::format("  noisy: p99 falls {:.1f}x [about 10x; 3x asked]  {}\n",
-                      p99[1][1] > 0 ? p99[1][0] / p99[1][1] : 0.0, verdict(noisy_ok));
+  add_direction(text, j, "quiet: p50 and p99 agree within 20 %",
+                fmt::format("p50 {:.0f} -> {:.0f}, p99 {:.0f} -> {:.0f} us", p50[0][0], p50[0][1],
+                            p99[0][0], p99[0][1]),
+                "alike", quiet_ok);
+  add_direction(text, j, "noisy: p99 falls at least 3x",
+                fmt::format("{:.0f} -> {:.0f} us, {:.1f}x", p99[1][0], p99[1][1],
+                            p99[1][1] > 0 ? p99[1][0] / p99[1][1] : 0.0),
+                "2364 -> 208 us, about 10x", noisy_ok);
   j["quiet_match"] = quiet_ok;
   j["noisy_match"] = noisy_ok;
   if (!full) text += "  (the messaging -g 1..20 sweep runs with --full)\n";
@@ -108,7 +111,11 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& 
         }
       double imp = 100.0 * (t[0] - t[1]) / t[0];
       text += fmt::format("  -g {:>2}: {:.3f} -> {:.3f}  {:+.2f} %  {}\n", g, t[0], t[1], imp,
-                          verdict(imp >= -1));
+                          imp >= -1 ? "match" : "MISS");
+      add_direction(text, j, fmt::format("messaging -g {}: lower or within 1 %", g),
+                    fmt::format("{:.3f} -> {:.3f} s, {:.2f} % {}", t[0], t[1], std::fabs(imp),
+                                imp >= 0 ? "faster" : "slower"),
+                    "2-6 % faster", imp >= -1, false);
       j["messaging"][std::to_string(g)] = {
           {"baseline_s", t[0]}, {"with_s", t[1]}, {"improvement_pct", imp}};
     }

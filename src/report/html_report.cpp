@@ -721,6 +721,23 @@ std::vector<Section> sections(const ReproduceReport& r) {
   return out;
 }
 
+// Every direction a series checked, MISS as visible as match (reproduce.h's add_direction).
+std::string directions_table(const json& series) {
+  const json& ds = sub(series, "directions");
+  if (!ds.is_array() || ds.empty()) return "";
+  std::string t =
+      "<table class=directions><tr><th>published direction</th><th>simulated</th>"
+      "<th>published</th><th>verdict</th></tr>\n";
+  for (const json& d : ds) {
+    if (!d.is_object()) continue;
+    const std::string v = d.value("verdict", "");
+    t += fmt::format("<tr><td>{}</td><td>{}</td><td class=pub>{}</td><td class={}>{}</td></tr>\n",
+                     esc(d.value("claim", "")), esc(d.value("simulated", "")),
+                     esc(d.value("published", "")), v == "match" ? "match" : "miss", esc(v));
+  }
+  return t + "</table>\n";
+}
+
 // JSON inside <script>: "<" only occurs in strings, where \u003c is the same character, so
 // no "</script>" or "<!--" can end or change the script element.
 std::string script_json(const json& j) {
@@ -769,6 +786,10 @@ td.pub { background: #fff8e1; }
 tr.total td { font-weight: 600; }
 details pre { background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }
 nav a { margin-right: 12px; }
+table.directions td { text-align: left; }
+td.match { background: #e3f2e1; color: #1b5e20; font-weight: 600; }
+td.miss { background: #fde2e1; color: #b71c1c; font-weight: 600; }
+.summary { font-weight: 600; }
 )css";
 
 // Embeds every chart, then reports in the title: "schedtwin reproduce: charts-ok N" once all N
@@ -855,12 +876,21 @@ std::string render_reproduce_report(const ReproduceReport& r) {
   h += "<p class=caption>Published figures are shaded. A reproduction is judged first by direction "
        "(the "
        "change helps, hurts or is neutral where the authors saw that), then by "
-       "magnitude.</p>\n<nav>";
+       "magnitude.</p>\n";
+  if (r.figures.contains("directions_matched")) {
+    const int matched = r.figures["directions_matched"].get<int>();
+    const int missed = r.figures.value("directions_missed", 0);
+    h += fmt::format("<p class=summary>{} of {} published directions match{}</p>\n", matched,
+                     matched + missed,
+                     missed == 0 ? "." : fmt::format("; {} MISS (marked below).", missed));
+  }
+  h += "<nav>";
   for (const Section& s : secs) h += fmt::format("<a href=\"#{}\">{}</a>", s.id, esc(s.id));
   h += "</nav>\n";
   if (secs.empty()) h += "<p>No series was run.</p>\n";
   for (const Section& s : secs) {
     h += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n{}\n", s.id, esc(s.title), s.intro);
+    h += directions_table(sub(r.figures, s.id));
     for (const auto& [c, caption] : s.charts) {
       h += fmt::format("<div class=\"chart\" id=\"{}\"></div>\n", c.id);
       if (!caption.empty()) h += "<div class=caption>" + caption + "</div>\n";
