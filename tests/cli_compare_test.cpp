@@ -134,13 +134,16 @@ TEST(CliCompare, HackbenchOptionsMeanWhatTheyMeanInHackbench) {
   // --with without a profile applies on the base profile.
   json j = json::parse(slurp(d / "c.json"));
   EXPECT_EQ(j["with"]["kernel"], "v5.3");
-  double x[3];
+  double x[3], cs[3], mig[3];
   for (int s = 1; s <= 3; ++s) {
     Result one = run(
         "hackbench -g 2 -l 20 -p --kernel v5.3 --seed " + std::to_string(s) + " --json one.json",
         d);
     ASSERT_EQ(one.status, 0) << one.err;
-    x[s - 1] = json::parse(slurp(d / "one.json"))["total_time_s"].get<double>();
+    const json o = json::parse(slurp(d / "one.json"));
+    x[s - 1] = o["total_time_s"].get<double>();
+    cs[s - 1] = o["context_switches"].get<double>();
+    mig[s - 1] = o["migrations"].get<double>();
   }
   const double mean = (x[0] + x[1] + x[2]) / 3;
   double ss = 0;
@@ -149,7 +152,13 @@ TEST(CliCompare, HackbenchOptionsMeanWhatTheyMeanInHackbench) {
   EXPECT_NEAR(m["mean"].get<double>(), mean, 1e-15);
   EXPECT_NEAR(m["sd"].get<double>(), std::sqrt(ss / 2), 1e-15);
   EXPECT_EQ(m["n"], 3);
-  EXPECT_EQ(j["metric_order"], json::array({"total_time_s"}));
+  // The run-wide counters follow the subcommand's figures, from the same runs.
+  EXPECT_EQ(j["metric_order"], json::array({"total_time_s", "context_switches", "migrations"}));
+  EXPECT_NEAR(j["metrics"]["context_switches"]["base"]["mean"].get<double>(),
+              (cs[0] + cs[1] + cs[2]) / 3, 1e-9);
+  EXPECT_NEAR(j["metrics"]["migrations"]["base"]["mean"].get<double>(),
+              (mig[0] + mig[1] + mig[2]) / 3, 1e-9);
+  EXPECT_GT(cs[0], 0);
   fs::remove_all(d);
 }
 

@@ -232,9 +232,18 @@ TEST(SchbenchCompare, EntryReportsThePercentiles) {
   ASSERT_EQ(r.rc, 0) << r.out;
   const nlohmann::json j = read_json(path);
   std::filesystem::remove(path);
-  for (const char* k : {"p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9"}) {
+  for (const char* k : {"min", "p50", "p75", "p90", "p95", "p99", "p99_5", "p99_9", "max"}) {
     const std::string m = std::string("wakeup_latency_us.") + k;
     EXPECT_TRUE(j.at("metrics").contains(m)) << m;
     EXPECT_NE(r.out.find(m), std::string::npos) << m;
   }
+  // In schbench's order (min first, max last), then its sample count and the counters.
+  const nlohmann::json& order = j.at("metric_order");
+  ASSERT_EQ(order.size(), 12u) << order;
+  EXPECT_EQ(order[0], "wakeup_latency_us.min");
+  EXPECT_EQ(order[8], "wakeup_latency_us.max");
+  EXPECT_EQ(order[9], "samples");
+  EXPECT_EQ(order[10], "context_switches");
+  EXPECT_EQ(order[11], "migrations");
+  EXPECT_GT(j.at("metrics").at("samples").at("base").at("mean").get<double>(), 0);
 }

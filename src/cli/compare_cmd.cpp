@@ -55,12 +55,14 @@ RunFigures common_figures(const nlohmann::json& j) {
   f.sim_time_s = j.value("sim_time_s", 0.0);
   f.wall_time_s = j.value("wall_time_s", 0.0);
   f.events = j.value("events", std::uint64_t{0});
+  f.context_switches = j.value("context_switches", 0.0);
+  f.migrations = j.value("migrations", 0.0);
   return f;
 }
 
 // The figures schbench's final table and pingpong's Total line give, by their JSON keys.
-constexpr std::array<const char*, 7> kSchbenchPercentiles{"p50", "p75",   "p90",  "p95",
-                                                          "p99", "p99_5", "p99_9"};
+constexpr std::array<const char*, 9> kSchbenchPercentiles{"min", "p50",   "p75",   "p90", "p95",
+                                                          "p99", "p99_5", "p99_9", "max"};
 constexpr std::array<const char*, 2> kPingpongTotals{"throughput_gbps", "ops_per_s"};
 
 // Appends prefix + key for each of `keys` in the JSON object `obj`.
@@ -178,6 +180,7 @@ Prepared define_run(CLI::App& sub) {
       if (w.contains("wakeup_latency_us")) {
         append_metrics(f, w.at("wakeup_latency_us"), pre + "wakeup_latency_us.",
                        kSchbenchPercentiles);
+        f.metrics.emplace_back(pre + "samples", w.at("samples").get<double>());
       } else if (w.contains("messages")) {
         if (w.contains("total_time_s"))
           f.metrics.emplace_back(pre + "total_time_s", w.at("total_time_s").get<double>());
@@ -384,10 +387,12 @@ nlohmann::json stats_json(const metrics::SampleStats& s) {
   return j;
 }
 
-// schbench: the final table's wakeup_latency_us.p50 ... p99_9 (µs).
+// schbench: the final table's wakeup_latency_us.min, p50 ... p99_9, max (µs) and its sample
+// count.
 RunFigures schbench_figures(const SchbenchOutcome& out) {
   RunFigures f = common_figures(out.json);
   append_metrics(f, out.json.at("wakeup_latency_us"), "wakeup_latency_us.", kSchbenchPercentiles);
+  f.metrics.emplace_back("samples", out.json.at("samples").get<double>());
   return f;
 }
 
@@ -528,7 +533,10 @@ CompareOutcome run_compare(const CompareRequest& r) {
   for (std::size_t i = 0; i < total; ++i) {
     sim_time_s += results[i].sim_time_s;
     events += results[i].events;
-    for (const auto& [metric, v] : results[i].metrics) {
+    std::vector<std::pair<std::string, double>> metrics = results[i].metrics;
+    metrics.emplace_back("context_switches", results[i].context_switches);
+    metrics.emplace_back("migrations", results[i].migrations);
+    for (const auto& [metric, v] : metrics) {
       auto [it, inserted] = values.try_emplace(metric);
       if (inserted) {
         order.push_back(metric);
@@ -628,7 +636,9 @@ void register_compare_command(CLI::App& app) {
       "options except --seed, --kernel, --features, --json and --logdir, which are compare's.\n"
       "run SCENARIO.json: the file's machine and kernel stand (--machine in ARGS overrides the\n"
       "machine; the kernel is the default profile of --base/--with), its features and seed give\n"
-      "way to compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.");
+      "way to compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.\n"
+      "After the subcommand's metrics, every table has the runs' context_switches and\n"
+      "migrations (tasks moved to another CPU by any path, as perf stat's cpu-migrations).");
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
       ->check(range(1, 1000));

@@ -2,7 +2,7 @@
 //                    [--logdir DIR] -- SUBCOMMAND ARGS...`
 // Runs SUBCOMMAND with seeds 1..N for a base and a changed kernel configuration and prints one
 // LKML-style table: per metric, base mean ± sd, with mean ± sd, the difference in % of the base
-// mean and its Welch 95 % confidence interval (DESIGN.md §4).
+// mean and its 95 % confidence interval paired by seed (DESIGN.md §4).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -21,6 +21,9 @@ struct RunFigures {
   double sim_time_s = 0;                                // the run document's common keys
   double wall_time_s = 0;
   std::uint64_t events = 0;
+  // Run-wide counters, compared after the subcommand's own metrics as context_switches and
+  // migrations (every move of a task to another CPU: perf stat's cpu-migrations).
+  double context_switches = 0, migrations = 0;
 };
 
 // rt-app, per task in file order: for tasks with timers TASK.wu_lat_us.{mean,p50,p90,p99} (µs,

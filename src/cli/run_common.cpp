@@ -74,6 +74,7 @@ nlohmann::json common_json(const std::string& command, const Scenario& s, const 
   j["wall_time_s"] = wall_time_s;
   j["events"] = k.events();
   j["context_switches"] = k.context_switches();
+  j["migrations"] = k.migrations();
   return j;
 }
 

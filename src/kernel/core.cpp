@@ -221,6 +221,7 @@ void KernelImpl::move_to_cpu(Task& t, int dest) {
   t.cpu = dest;
   set_task_rq(t, dest);
   t.nr_migrations++;
+  migrations_++;
 }
 
 // migrate_task_rq_fair (fair.c v5.15) for a dequeued task (TASK_ON_RQ_MIGRATING), then
@@ -1001,6 +1002,7 @@ void Kernel::run_until(Time end) { impl_->run_until(end); }
 std::uint64_t Kernel::events() const { return impl_->events_; }
 bool Kernel::in_hardirq() const { return impl_->in_hardirq_; }
 std::uint64_t Kernel::context_switches() const { return impl_->switches_; }
+std::uint64_t Kernel::migrations() const { return impl_->migrations_; }
 const LbStats& Kernel::lb_stats() const { return impl_->lb_stats_; }
 const CheckStats& Kernel::check_stats() const { return impl_->check_stats_; }
 void Kernel::set_trace_sink(TraceSink* sink) { impl_->trace_ = sink; }

@@ -138,6 +138,9 @@ class Kernel {
   // sched_ttwu_pending): what a trace event's hardirq flag shows.
   bool in_hardirq() const;
   std::uint64_t context_switches() const;
+  // Tasks moved to another CPU by any path (wakeup placement, load balancing, affinity):
+  // what perf stat counts as cpu-migrations.
+  std::uint64_t migrations() const;
   const LbStats& lb_stats() const;
   const CheckStats& check_stats() const;
   // Installs (or with nullptr removes) the receiver of the tracepoints; not owned.

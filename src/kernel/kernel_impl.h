@@ -158,6 +158,7 @@ class KernelImpl {
   std::uint64_t clock_pelt() const { return static_cast<std::uint64_t>(now_) + kPeltClockAtStart; }
   std::uint64_t events_ = 0;
   std::uint64_t switches_ = 0;
+  std::uint64_t migrations_ = 0;  // set_task_cpu to another CPU, any path
   std::vector<Rq> rq_;
   TaskStore tasks_;
   std::vector<LlcShared> llc_shared_;
