@@ -300,6 +300,16 @@ TEST(Validate, ProfileFollowsTheHostKernelRelease) {
   EXPECT_EQ(validate::profile_for_kernel_release("6.6.0"), "v6.6");
   EXPECT_EQ(validate::profile_for_kernel_release("7.0.1"), "v6.6");
   EXPECT_EQ(validate::profile_for_kernel_release("6.5.13-generic"), "v6.0");
-  EXPECT_EQ(validate::profile_for_kernel_release("5.15.0-91-generic"), "v6.0");
+  // Before 6.6 the nearest CFS profile, counted in releases (5.19 is one before 6.0): a 5.15
+  // host must not get v6.0's SIS_UTIL.
+  EXPECT_EQ(validate::profile_for_kernel_release("6.1.0-27-amd64"), "v6.0");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.19.0"), "v6.0");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.18.1"), "v5.17");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.15.0-91-generic"), "v5.17");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.12.0"), "v5.17");  // a tie: the newer
+  EXPECT_EQ(validate::profile_for_kernel_release("5.10.0-30-amd64"), "v5.7");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.5.19"), "v5.6");
+  EXPECT_EQ(validate::profile_for_kernel_release("5.4.0-150-generic"), "v5.4");
+  EXPECT_EQ(validate::profile_for_kernel_release("4.19.0"), "v5.3");
   EXPECT_EQ(validate::profile_for_kernel_release("garbage"), "v6.0");
 }

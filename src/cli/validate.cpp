@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace schedtwin::cli::validate {
@@ -128,7 +129,20 @@ std::string rtapp_periodic_json(int instances, int idle_loops, int duration_s, i
 std::string profile_for_kernel_release(const std::string& release) {
   int major = 0, minor = 0;
   if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) return "v6.0";
-  return major > 6 || (major == 6 && minor >= 6) ? "v6.6" : "v6.0";
+  if (major > 6 || (major == 6 && minor >= 6)) return "v6.6";  // EEVDF
+  // Before 6.6 (CFS), the nearest CFS profile counted in releases (5.0 .. 5.19, then 6.0 ..
+  // 6.5 as 20 .. 25); a tie goes to the newer, which carries the releases in between.
+  struct Cfs {
+    int index;
+    const char* name;
+  };
+  static constexpr Cfs kCfs[] = {{3, "v5.3"}, {4, "v5.4"},   {6, "v5.6"},
+                                 {7, "v5.7"}, {17, "v5.17"}, {20, "v6.0"}};
+  const int host = major < 5 ? 0 : major == 5 ? minor : 20 + minor;
+  const Cfs* best = &kCfs[0];
+  for (const Cfs& c : kCfs)
+    if (std::abs(c.index - host) <= std::abs(best->index - host)) best = &c;
+  return best->name;
 }
 
 }  // namespace schedtwin::cli::validate

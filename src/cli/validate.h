@@ -68,8 +68,10 @@ std::string rtapp_periodic_json(int instances, int idle_loops, int duration_s, i
                                 const std::string& logdir);
 
 // The kernel profile that simulates a host running kernel `release` (uname -r, e.g.
-// "6.18.0-1-amd64"): "v6.6" (EEVDF) from 6.6 on, "v6.0" (CFS) before it or when the release
-// does not parse. The profiles model no later release than 6.6.
+// "6.18.0-1-amd64"): "v6.6" (EEVDF) from 6.6 on; before it the CFS profile nearest in
+// releases (5.19 counts as one before 6.0; a tie goes to the newer: 5.15 -> "v5.17", 5.10 ->
+// "v5.7", 6.1 -> "v6.0"); "v6.0" when the release does not parse. The profiles model no later
+// release than 6.6.
 std::string profile_for_kernel_release(const std::string& release);
 
 }  // namespace schedtwin::cli::validate

@@ -458,7 +458,8 @@ void register_validate_command(CLI::App& app) {
                   "calibrating first");
   sub->add_option("--kernel", o->kernel,
                   "Kernel profile of the simulation (default: v6.6 on a host running 6.6 or "
-                  "later, else v6.0)");
+                  "later, else the nearest CFS profile to the host's release: 5.15 -> v5.17, "
+                  "6.1 -> v6.0, 5.10 -> v5.7)");
   sub->add_option("--repeats", o->repeats, "Real runs of each workload (and simulated seeds)")
       ->check(range(1, 50))
       ->capture_default_str();
