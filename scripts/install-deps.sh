@@ -3,7 +3,7 @@
 # libraries from npm (report/package-lock.json). Run as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
+pkgs=(g++ cmake make git nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libgmock-dev
       libbenchmark-dev libboost-dev protobuf-compiler libprotobuf-dev
       chromium                       # reproduce --report: the end-to-end test renders the page
       rt-app rt-tests linux-perf     # calibrate / validate run the real rt-app, hackbench, perf
