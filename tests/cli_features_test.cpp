@@ -179,6 +179,11 @@ TEST(CliFeatures, AFlagTheProfileDoesNotReadIsAWarning) {
   EXPECT_EQ(r.out,
             "schedtwin: warning: --features: PLACE_LAG: the v6.0 profile does not read this flag "
             "(an EEVDF flag); the run is as without it\n");
+  r = run_bin("messaging -g 1 -l 20 --kernel v6.0 --features SIS_AVG_CPU", true);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "schedtwin: warning: --features: SIS_AVG_CPU: the v6.0 profile does not read this "
+            "flag (removed in v5.12); the run is as without it\n");
   // A v6.0 machine's line on the v6.6 profile: its CFS flags are named, HZ_BW's absence is not.
   r = run_bin("features --kernel v6.6 --mainline --features '" + kMainlineV60 + "'", true);
   EXPECT_EQ(r.rc, 0);

@@ -66,6 +66,10 @@ TEST(Features, OnlyEevdfReadsEevdfsFlagsAndOnlyCfsCfss) {
     EXPECT_FALSE(profile_reads(v66, f)) << feature_name(f);
   }
   EXPECT_TRUE(profile_reads(v66, Feature::NEXT_BUDDY));
+  // v5.12 removed SIS_AVG_CPU: the v5.4 SIS_PROP reads it, v5.13's wake_avg_idle form has none.
+  EXPECT_TRUE(profile_reads(make_profile("v5.7"), Feature::SIS_AVG_CPU));
+  EXPECT_FALSE(profile_reads(make_profile("v5.17"), Feature::SIS_AVG_CPU));
+  EXPECT_FALSE(profile_reads(v60, Feature::SIS_AVG_CPU));
   // A flag the profile does not read warns only when it is set away from the profile's default.
   Profile p = v66;
   apply_features(p.features, "NO_START_DEBIT,NO_ALT_PERIOD", "--features", &p.unmodelled);

@@ -167,6 +167,8 @@ std::string mainline_features_line(const Profile& p) {
 bool profile_reads(const Profile& p, Feature f) {
   const bool eevdf = p.version >= 606;
   switch (f) {
+    case Feature::SIS_AVG_CPU:  // "sched/fair: Remove SIS_AVG_CPU", v5.12
+      return p.version < 512;
     case Feature::PLACE_LAG:
     case Feature::PLACE_DEADLINE_INITIAL:
     case Feature::RUN_TO_PARITY:
@@ -193,7 +195,9 @@ std::vector<std::string> feature_warnings(const Profile& p) {
         fmt::format("{}{}: the {} profile does not read this flag ({}); the run is as "
                     "without it",
                     p.features.has(f) ? "" : "NO_", feature_name(f), p.name,
-                    p.version >= 606 ? "a CFS flag EEVDF replaced" : "an EEVDF flag"));
+                    f == Feature::SIS_AVG_CPU ? "removed in v5.12"
+                    : p.version >= 606        ? "a CFS flag EEVDF replaced"
+                                              : "an EEVDF flag"));
   }
   for (int i = 0; i < kNumUnmodelledFeatures; ++i) {
     if (!p.unmodelled.given.test(static_cast<size_t>(i))) continue;

@@ -120,7 +120,8 @@ std::string mainline_features_line(const Profile& p);
 
 // Whether profile `p`'s model reads flag `f`: v6.6 (EEVDF) reads PLACE_LAG,
 // PLACE_DEADLINE_INITIAL and RUN_TO_PARITY and no longer reads GENTLE_FAIR_SLEEPERS,
-// START_DEBIT, LAST_BUDDY, ALT_PERIOD and BASE_SLICE; every profile reads every other flag.
+// START_DEBIT, LAST_BUDDY, ALT_PERIOD and BASE_SLICE; SIS_AVG_CPU is read up to v5.11 (v5.12
+// removed it); every profile reads every other flag.
 bool profile_reads(const Profile& p, Feature f);
 
 // One message per setting the simulation of `p` ignores: a model flag the profile does not

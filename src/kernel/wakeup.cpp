@@ -159,10 +159,10 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
   };
   if (feat(Feature::LATENCY_NICE_SIS)) {
     // Latency-nice RFC patches 2, 5, 6: the budget is the task's share of the LLC, at least
-    // the target's SMT siblings (and 2); SIS_AVG_CPU and avg_scan_cost are kept.
+    // the target's SMT siblings (and 2); SIS_AVG_CPU (up to v5.11) and avg_scan_cost are kept.
     std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
     std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
-    if (feat(Feature::SIS_AVG_CPU) && avg_idle < avg_cost) return kNone;
+    if (feat(Feature::SIS_AVG_CPU) && prof_.version < 512 && avg_idle < avg_cost) return kNone;
     std::int64_t floor =
         std::max<std::int64_t>(2, static_cast<std::int64_t>(smt_siblings(target).size()));
     nr = std::max<std::int64_t>(
