@@ -146,7 +146,8 @@ nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
   text += fmt::format(
       "sched-idle fallback (Viresh Kumar, 2019; merged in v5.4): rt-app sched-idle.json on hikey, "
       "5 s,\n"
-      "wu_lat of the 8 cfs_thread instances, mean over {}.\n\n",
+      "wu_lat of the 8 cfs_thread instances; each column is the mean over {} of one run's\n"
+      "figure (max: the mean of the runs' maxima; the post's are one run).\n\n",
       seeds_text(runs));
   text += fmt::format("{:<46} {:>7} {:>9} {:>9} {:>8}   {:>7} {:>9} {:>9} {:>8}\n", "case", "N",
                       "max", "mean us", ">1ms %", "pub N", "pub max", "pub mean", "pub >1ms");
