@@ -3,6 +3,7 @@
 // not, and whether the rows are kept in full for the logs or only their summary columns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -67,4 +68,25 @@ TEST(RtAppSamples, SummaryAndJsonDoNotDependOnWhatIsKept) {
   EXPECT_TRUE(lean.slack_us.empty());
   EXPECT_EQ(lean.fork_cpus, kept.fork_cpus);
   EXPECT_EQ(lean.fork_cpus.at("a").size(), 5u);
+}
+
+// --json's wu_lat_us.over_1ms_pct is the share of the log rows whose wu_lat exceeds 1000 µs:
+// 16 threads of 3 ms every 4 ms on 8 CPUs are late by more than 1 ms part of the time.
+TEST(RtAppSamples, Over1msPctIsTheShareOfRowsAbove1000us) {
+  cli::CommonOptions o;
+  o.machine = "hikey";
+  o.duration_s = 0.3;
+  const workload::rtapp::Config cfg = workload::rtapp::parse(
+      workload::parse_relaxed_json(
+          R"({"tasks": {"o": {"instance": 16, "run": 3000, "timer": {"ref": "u", "period": 4000}}}})",
+          "o.json"),
+      "o.json", 8);
+  const cli::RtAppOutcome r = cli::run_rtapp_config(o, cfg, "", false, true);
+  const std::vector<double>& v = r.wu_lat_us.at("o");
+  ASSERT_FALSE(v.empty());
+  const auto over = std::count_if(v.begin(), v.end(), [](double x) { return x > 1000; });
+  const double pct = r.json.at("tasks").at("o").at("wu_lat_us").at("over_1ms_pct").get<double>();
+  EXPECT_DOUBLE_EQ(pct, 100.0 * static_cast<double>(over) / static_cast<double>(v.size()));
+  EXPECT_GT(pct, 0.0);
+  EXPECT_LT(pct, 100.0);
 }

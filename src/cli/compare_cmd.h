@@ -26,9 +26,9 @@ struct RunFigures {
   double context_switches = 0, migrations = 0;
 };
 
-// rt-app, per task in file order: for tasks with timers TASK.wu_lat_us.{mean,p50,p90,p99} (µs,
-// from the run's JSON document), TASK.wu_lat_us.over_1ms_pct (% of log rows with wu_lat > 1000
-// µs) and TASK.slack_us.mean (µs); for every task TASK.loops (log rows of all its instances,
+// rt-app, per task in file order, from the run's JSON document: for tasks with timers
+// TASK.wu_lat_us.{mean,p50,p90,p99} (µs), TASK.wu_lat_us.over_1ms_pct (% of log rows with
+// wu_lat > 1000 µs) and TASK.slack_us.mean (µs); for every task TASK.loops (log rows of all its instances,
 // i.e. loops completed: the work it got done).
 RunFigures rtapp_figures(const RtAppOutcome& out);
 // messaging / hackbench: total_time_s (s).

@@ -198,7 +198,11 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
     if (std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end())
       f.wu_lat_text =
           metrics::st_format(metrics::st_stats(wu)) + metrics::textogram(wu, 0, 1000, 10);
+    const auto over_1ms = std::count_if(wu.begin(), wu.end(), [](double x) { return x > 1000; });
+    const double over_1ms_pct =
+        wu.empty() ? 0.0 : 100.0 * static_cast<double>(over_1ms) / static_cast<double>(wu.size());
     f.wu_lat = summarize(std::move(wu), out.wu_lat_us, name);
+    f.wu_lat["over_1ms_pct"] = over_1ms_pct;  // the posts' "> 1 ms" share
     f.slack = summarize(column(idxs, false, !write_logs), out.slack_us, name);
   }
 
