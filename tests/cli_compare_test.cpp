@@ -276,6 +276,56 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
   fs::remove_all(d);
 }
 
+// --sweep g=1,2 is the two comparisons with -g 1 and -g 2 after ARGS, one row block each.
+TEST(CliCompare, SweepIsOneComparisonPerValue) {
+  fs::path d = tmpdir("sweep");
+  Result r = run(
+      "compare --runs 2 --jobs 2 --base v5.6 --with v5.7 --sweep g=1,2 --json s.json -- hackbench "
+      "-l 30",
+      d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nsweep:   -g 1, 2\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n-g  metric "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n2   total_time_s "), std::string::npos) << r.out;
+  const json s = json::parse(slurp(d / "s.json"));
+  EXPECT_EQ(s["sweep"], json({{"option", "-g"}, {"values", {"1", "2"}}}));
+  ASSERT_EQ(s["points"].size(), 2u);
+  EXPECT_FALSE(s.contains("metrics"));
+  for (int g = 1; g <= 2; ++g) {
+    Result one =
+        run("compare --runs 2 --base v5.6 --with v5.7 --json one.json -- hackbench -l 30 "
+            "-g " +
+                std::to_string(g),
+            d);
+    ASSERT_EQ(one.status, 0) << one.err;
+    const json o = json::parse(slurp(d / "one.json"));
+    const json& pt = s["points"][static_cast<std::size_t>(g - 1)];
+    EXPECT_EQ(pt["value"], std::to_string(g));
+    EXPECT_EQ(pt["metric_order"], o["metric_order"]);
+    EXPECT_EQ(pt["metrics"], o["metrics"]) << g;
+  }
+  EXPECT_NE(s["points"][0]["metrics"], s["points"][1]["metrics"]);
+  // Errors are one line, before anything runs.
+  const std::pair<std::string, std::string> bad[] = {
+      {"--sweep g -- hackbench -l 1", "no '='"},
+      {"--sweep g=1,,2 -- hackbench -l 1", "an empty value"},
+      {"--sweep g=1,1 -- hackbench -l 1", "value 1 given twice"},
+      {"--sweep 9=1 -- hackbench -l 1", "NAME is not an option name"},
+      {"--sweep zz=1,2 -- hackbench -l 1", "hackbench has no option --zz"},
+      {"--sweep g=1,2 -- hackbench -l 1 -g 3", "-g is also in the hackbench ARGS"},
+      {"--sweep g=1,x -- hackbench -l 1", "--sweep g=1,x"},
+      {"--sweep seed=1,2 -- hackbench -l 1", "--seed in the hackbench ARGS"},
+  };
+  for (const auto& [args, msg] : bad) {
+    Result e = run("compare --with v5.7 --json bad.json " + args, d);
+    EXPECT_EQ(e.status, 2) << args << "\n" << e.err;
+    EXPECT_EQ(count_lines(e.err), 1) << args << "\n" << e.err;
+    EXPECT_NE(e.err.find(msg), std::string::npos) << args << "\n" << e.err;
+    EXPECT_FALSE(fs::exists(d / "bad.json")) << args;
+  }
+  fs::remove_all(d);
+}
+
 TEST(CliCompare, BadUsageAndBadInputExitCodes) {
   fs::path d = tmpdir("errors");
   struct Case {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -15,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "cli/pingpong_cmd.h"
@@ -297,35 +299,80 @@ std::size_t columns(const std::string& s) {
   return n;
 }
 
-// The metric name left-aligned, the numbers right-aligned; in "mean ± sd" cells the means and
-// the sds each line up on their last digit, so that the decimal points of a column align.
-std::string render_table(const std::vector<std::array<std::string, 5>>& rows) {
+// The first `nleft` columns (the swept value, the metric name) left-aligned, the numbers
+// right-aligned; in "mean ± sd" cells the means and the sds each line up on their last digit, so
+// that the decimal points of a column align. Every row has the header's number of cells.
+std::string render_table(const std::vector<std::vector<std::string>>& rows, std::size_t nleft) {
   constexpr std::string_view kPm = " ± ";
-  std::array<std::size_t, 5> w{}, w_mean{}, w_sd{};
+  const std::size_t n = rows.at(0).size();
+  std::vector<std::size_t> w(n), w_mean(n), w_sd(n);
   for (const auto& r : rows)
-    for (std::size_t c = 0; c < 5; ++c)
+    for (std::size_t c = 0; c < n; ++c)
       if (const std::size_t at = r[c].find(kPm); at != std::string::npos) {
         w_mean[c] = std::max(w_mean[c], columns(r[c].substr(0, at)));
         w_sd[c] = std::max(w_sd[c], columns(r[c].substr(at + kPm.size())));
       }
-  for (std::size_t c = 0; c < 5; ++c) w[c] = w_mean[c] + (w_sd[c] ? 3 + w_sd[c] : 0);
+  for (std::size_t c = 0; c < n; ++c) w[c] = w_mean[c] + (w_sd[c] ? 3 + w_sd[c] : 0);
   for (const auto& r : rows)
-    for (std::size_t c = 0; c < 5; ++c) w[c] = std::max(w[c], columns(r[c]));
-  auto pad = [](std::size_t n) { return std::string(n, ' '); };
+    for (std::size_t c = 0; c < n; ++c) w[c] = std::max(w[c], columns(r[c]));
+  auto pad = [](std::size_t k) { return std::string(k, ' '); };
   std::string out;
   for (const auto& r : rows) {
-    std::string line = r[0] + pad(w[0] - columns(r[0]));
-    for (std::size_t c = 1; c < 5; ++c) {
+    std::string line;
+    for (std::size_t c = 0; c < n; ++c) {
       std::string cell = r[c];
       if (const std::size_t at = r[c].find(kPm); at != std::string::npos) {
         const std::string m = r[c].substr(0, at), sd = r[c].substr(at + kPm.size());
         cell = pad(w_mean[c] - columns(m)) + m + " ± " + pad(w_sd[c] - columns(sd)) + sd;
       }
-      line += pad(3) + pad(w[c] - columns(cell)) + cell;
+      if (c > 0) line += pad(c < nleft ? 2 : 3);
+      line += c < nleft ? cell + pad(w[c] - columns(cell)) : pad(w[c] - columns(cell)) + cell;
     }
     out += line + "\n";
   }
   return out;
+}
+
+// --sweep NAME=V1,V2,...: the subcommand option NAME ("-g" for one letter, else "--NAME") is
+// appended to ARGS with each value in turn.
+struct Sweep {
+  std::string spec;                 // as given; empty: no sweep
+  std::string name, option;         // "g", "-g"
+  std::vector<std::string> values;  // in the order given
+};
+constexpr std::size_t kMaxSweepValues = 100;
+
+Sweep parse_sweep(const std::string& spec) {
+  Sweep s;
+  s.spec = spec;
+  if (spec.empty()) return s;
+  const std::size_t eq = spec.find('=');
+  auto bad = [&](const std::string& why) {
+    return UsageError(fmt::format("--sweep {}: {} (expected NAME=V1,V2,..., e.g. g=1,4,8,16)",
+                                  shell_quote(spec), why));
+  };
+  if (eq == std::string::npos) throw bad("no '='");
+  s.name = spec.substr(0, eq);
+  while (!s.name.empty() && s.name[0] == '-') s.name.erase(0, 1);  // "-g=..." is "g=..." too
+  const bool ok_name = !s.name.empty() && std::isalpha(static_cast<unsigned char>(s.name[0])) &&
+                       std::all_of(s.name.begin(), s.name.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+                       });
+  if (!ok_name) throw bad("NAME is not an option name");
+  s.option = (s.name.size() == 1 ? "-" : "--") + s.name;
+  for (std::string_view rest = std::string_view(spec).substr(eq + 1);;) {
+    const std::size_t comma = rest.find(',');
+    const std::string v(rest.substr(0, comma));
+    if (v.empty()) throw bad("an empty value");
+    if (std::find(s.values.begin(), s.values.end(), v) != s.values.end())
+      throw bad(fmt::format("value {} given twice", v));
+    s.values.push_back(v);
+    if (s.values.size() > kMaxSweepValues)
+      throw bad(fmt::format("more than {} values", kMaxSweepValues));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return s;
 }
 
 // A SPEC as the header shows it: quoted as given, or, for a long list such as a machine's
@@ -446,23 +493,59 @@ CompareOutcome run_compare(const CompareRequest& r) {
         fmt::format("compare: unknown subcommand '{}' after \"--\" (expected one of: {})",
                     r.args[0], supported_list()));
   const std::string name = entry->name;
-  CLI::App parser{"", name};
-  Prepared prep = entry->define(parser);
-  std::vector<std::string> rev(r.args.rbegin(), r.args.rend() - 1);  // CLI11 takes them reversed
-  try {
-    parser.parse(rev);
-  } catch (const CLI::Success&) {  // --help, --help-all
-    throw UsageError(
-        fmt::format("compare: --help in the {} ARGS: see `schedtwin {} --help`", name, name));
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(fmt::format("compare: {} ARGS: {}", name, e.what()));
-  }
-  reject_owned_options(parser, name);
   if (!r.logdir.empty() && !entry->writes_logs)
     throw UsageError(fmt::format("--logdir {}: {} writes no logs", r.logdir, name));
+  const Sweep sweep = parse_sweep(r.sweep);
+  auto parse_args = [&](CLI::App& parser, std::vector<std::string> args, const std::string& what) {
+    std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
+    try {
+      parser.parse(args);
+    } catch (const CLI::Success&) {  // --help, --help-all
+      throw UsageError(
+          fmt::format("compare: --help in the {} ARGS: see `schedtwin {} --help`", name, name));
+    } catch (const CLI::ParseError& e) {
+      throw UsageError(fmt::format("compare: {}: {}", what, e.what()));
+    }
+  };
+  if (!sweep.values.empty()) {
+    // The swept option must be one of the subcommand's that takes a value, and not in ARGS.
+    CLI::App probe{"", name};
+    entry->define(probe);
+    const CLI::Option* opt = probe.get_option_no_throw(sweep.option);
+    if (!opt || opt->get_expected_max() == 0)
+      throw UsageError(fmt::format("--sweep {}: {} has no option {} that takes a value", sweep.spec,
+                                   name, sweep.option));
+    parse_args(probe, {r.args.begin() + 1, r.args.end()}, name + " ARGS");
+    if (opt->count() > 0)
+      throw UsageError(fmt::format("--sweep {}: {} is also in the {} ARGS; give it once",
+                                   sweep.spec, sweep.option, name));
+  }
+
+  // One point per swept value (one point without --sweep), each with the ARGS parsed by the
+  // subcommand's own options and its input read: everything is validated before anything runs.
+  struct Point {
+    std::unique_ptr<CLI::App> parser;
+    Prepared prep;
+    std::string value;  // the swept value; empty without --sweep
+  };
+  std::vector<Point> points(sweep.values.empty() ? 1 : sweep.values.size());
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    Point& pt = points[k];
+    pt.parser = std::make_unique<CLI::App>("", name);
+    pt.prep = entry->define(*pt.parser);
+    std::vector<std::string> args(r.args.begin() + 1, r.args.end());
+    if (!sweep.values.empty()) {
+      pt.value = sweep.values[k];
+      args.push_back(sweep.option);
+      args.push_back(pt.value);
+    }
+    parse_args(*pt.parser, std::move(args),
+               sweep.values.empty() ? name + " ARGS" : "--sweep " + sweep.spec);
+    reject_owned_options(*pt.parser, name);
+  }
 
   // The two configurations. --with without a profile name changes the resolved base.
-  const kernel::Profile default_profile = kernel::make_profile(prep.common->kernel);
+  const kernel::Profile default_profile = kernel::make_profile(points[0].prep.common->kernel);
   const kernel::Profile base = kernel::parse_spec(r.base_spec, default_profile, "--base");
   const kernel::Profile with = kernel::parse_spec(r.with_spec, base, "--with");
   const std::array<const kernel::Profile*, 2> profiles = {&base, &with};
@@ -470,20 +553,26 @@ CompareOutcome run_compare(const CompareRequest& r) {
   for (std::size_t c = 0; c < 2; ++c)
     print_feature_warnings(*profiles[c], fmt::format("--{}", config_names[c]));
 
-  const Scenario sc = make_scenario(run_options(*prep.common, base, 1));  // InputError: machine
-  for (const kernel::Profile* p : profiles) {
-    const Scenario s = make_scenario(run_options(*prep.common, *p, 1));
-    if (!(s.config.profile.features == p->features) || s.config.profile.name != p->name)
-      throw std::logic_error("compare: the run options do not reproduce the resolved profile");
+  std::vector<std::string> machines;  // per point
+  for (Point& pt : points) {
+    const Scenario sc =
+        make_scenario(run_options(*pt.prep.common, base, 1));  // InputError: machine
+    machines.push_back(sc.machine.name);
+    for (const kernel::Profile* p : profiles) {
+      const Scenario s = make_scenario(run_options(*pt.prep.common, *p, 1));
+      if (!(s.config.profile.features == p->features) || s.config.profile.name != p->name)
+        throw std::logic_error("compare: the run options do not reproduce the resolved profile");
+    }
+    pt.prep.prepare(sc);
   }
-  prep.prepare(sc);
   if (!r.logdir.empty()) check_logdir_parent(r.logdir);
 
-  // 2·runs independent simulations: index i is configuration i / runs, seed i % runs + 1. Indices
-  // are handed out in increasing order, so when a run fails every lower index has run too and
-  // the first error reported is the same whatever the number of jobs.
+  // points·2·runs independent simulations: index i is point i / (2·runs), configuration
+  // (i / runs) % 2, seed i % runs + 1. Indices are handed out in increasing order, so when a run
+  // fails every lower index has run too and the first error reported is the same whatever the
+  // number of jobs.
   const std::size_t runs = static_cast<std::size_t>(r.runs);
-  const std::size_t total = 2 * runs;
+  const std::size_t total = points.size() * 2 * runs;
   std::vector<RunFigures> results(total);
   std::vector<std::exception_ptr> errors(total);
   std::atomic<std::size_t> next{0};
@@ -492,16 +581,22 @@ CompareOutcome run_compare(const CompareRequest& r) {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
       if (i >= total || failed.load()) return;
-      const std::size_t config = i / runs;
+      const Point& pt = points[i / (2 * runs)];
+      const std::size_t config = (i / runs) % 2;
       const std::uint64_t seed = i % runs + 1;
       std::string logdir;
-      if (!r.logdir.empty())
-        logdir =
-            (std::filesystem::path(r.logdir) / config_names[config] / fmt::format("seed-{}", seed))
-                .string();
+      if (!r.logdir.empty()) {
+        std::filesystem::path d(r.logdir);
+        if (!pt.value.empty()) {
+          std::string sub = sweep.name + "=" + pt.value;
+          std::replace(sub.begin(), sub.end(), '/', '_');
+          d /= sub;
+        }
+        logdir = (d / config_names[config] / fmt::format("seed-{}", seed)).string();
+      }
       try {
         try {
-          results[i] = prep.run(run_options(*prep.common, *profiles[config], seed), logdir);
+          results[i] = pt.prep.run(run_options(*pt.prep.common, *profiles[config], seed), logdir);
         } catch (const std::filesystem::filesystem_error& e) {
           throw InputError(fmt::format("--logdir {}: {}", r.logdir, e.code().message()));
         }
@@ -519,29 +614,6 @@ CompareOutcome run_compare(const CompareRequest& r) {
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
 
-  // Metrics in the order the subcommand reports them (base seed 1 first), values in seed order.
-  std::vector<std::string> order;
-  // Indexed by seed - 1; a run that did not report a metric leaves its place empty, so that
-  // the pairs stay aligned by seed.
-  std::map<std::string, std::array<std::vector<std::optional<double>>, 2>> values;
-  double sim_time_s = 0;
-  std::uint64_t events = 0;
-  for (std::size_t i = 0; i < total; ++i) {
-    sim_time_s += results[i].sim_time_s;
-    events += results[i].events;
-    std::vector<std::pair<std::string, double>> metrics = results[i].metrics;
-    metrics.emplace_back("context_switches", results[i].context_switches);
-    metrics.emplace_back("migrations", results[i].migrations);
-    for (const auto& [metric, v] : metrics) {
-      auto [it, inserted] = values.try_emplace(metric);
-      if (inserted) {
-        order.push_back(metric);
-        for (auto& config : it->second) config.resize(runs);
-      }
-      it->second[i / runs][i % runs] = v;
-    }
-  }
-
   // Same seeds and the same model: the columns are byte-identical runs. Said once the runs
   // succeeded, so that a bad input stays a one-line error.
   if (same_model(base, with))
@@ -555,7 +627,14 @@ CompareOutcome run_compare(const CompareRequest& r) {
   for (const auto& a : r.args) quoted.push_back(shell_quote(a));
   std::string& txt = out.text;
   txt += fmt::format("compare: {}\n", fmt::join(quoted, " "));
-  txt += fmt::format("machine: {}\n", sc.machine.name);
+  if (!sweep.values.empty())
+    txt += fmt::format("sweep:   {} {}\n", sweep.option, fmt::join(sweep.values, ", "));
+  const bool one_machine = std::all_of(machines.begin(), machines.end(),
+                                       [&](const std::string& m) { return m == machines[0]; });
+  if (one_machine)
+    txt += fmt::format("machine: {}\n", machines[0]);
+  else
+    txt += fmt::format("machine: {} (one per {} value)\n", fmt::join(machines, ", "), sweep.option);
   txt += fmt::format("base:    {} = {}\n",
                      r.base_spec.empty() ? "(default)" : spec_label(r.base_spec), describe(base));
   txt += fmt::format("with:    {} = {}\n", spec_label(r.with_spec), describe(with));
@@ -568,7 +647,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   nlohmann::json& j = out.json;
   j["schema_version"] = 1;
   j["command"] = "compare";
-  j["machine"] = sc.machine.name;
+  j["machine"] = machines[0];  // with a sweep of --machine, the first; each point has its own
   j["kernel"] = base.name;
   j["features"] = base.features.names();
   j["seed"] = 1;  // the first of seeds 1..runs
@@ -577,34 +656,78 @@ CompareOutcome run_compare(const CompareRequest& r) {
   j["args"] = r.args;
   j["base"] = profile_json(r.base_spec, base);
   j["with"] = profile_json(r.with_spec, with);
+  double sim_time_s = 0;
+  std::uint64_t events = 0;
+  for (const RunFigures& f : results) {
+    sim_time_s += f.sim_time_s;
+    events += f.events;
+  }
   j["sim_time_s"] = sim_time_s;  // summed over all runs
   j["events"] = events;
-  j["metric_order"] = order;
-  j["metrics"] = nlohmann::json::object();
-
-  std::vector<std::array<std::string, 5>> rows = {{"metric", "base", "with", "diff", "95% CI"}};
-  bool partial = false;
-  for (const std::string& metric : order) {
-    const auto& v = values.at(metric);
-    const metrics::Comparison c = metrics::compare_samples(v[0], v[1]);
-    const int d = decimals_for(std::max(std::fabs(c.base.mean), std::fabs(c.with.mean)));
-    const bool has_ci = c.ci95_lo_pct.has_value();
-    rows.push_back({metric, mean_sd(c.base, d), mean_sd(c.with, d),
-                    c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" : "n/a",
-                    has_ci ? fmt::format("[{}%, {}%]{}", fixed(*c.ci95_lo_pct, 1, true),
-                                         fixed(*c.ci95_hi_pct, 1, true), c.pairs < runs ? "*" : "")
-                           : "n/a"});
-    if (has_ci && c.pairs < runs) partial = true;
-    nlohmann::json m;
-    m["base"] = stats_json(c.base);
-    m["with"] = stats_json(c.with);
-    m["diff_pct"] = c.diff_pct ? nlohmann::json(*c.diff_pct) : nlohmann::json(nullptr);
-    m["ci95_pct"] =
-        has_ci ? nlohmann::json::array({*c.ci95_lo_pct, *c.ci95_hi_pct}) : nlohmann::json(nullptr);
-    m["pairs"] = c.pairs;
-    j["metrics"][metric] = std::move(m);
+  if (!sweep.values.empty()) {
+    j["sweep"] = {{"option", sweep.option}, {"values", sweep.values}};
+    j["points"] = nlohmann::json::array();
   }
-  txt += render_table(rows);
+
+  std::vector<std::string> header = {"metric", "base", "with", "diff", "95% CI"};
+  if (!sweep.values.empty()) header.insert(header.begin(), sweep.option);
+  std::vector<std::vector<std::string>> rows = {header};
+  bool partial = false;
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    // Metrics in the order the subcommand reports them (base seed 1 first), values in seed
+    // order, indexed by seed - 1; a run that did not report a metric leaves its place empty, so
+    // that the pairs stay aligned by seed.
+    std::vector<std::string> order;
+    std::map<std::string, std::array<std::vector<std::optional<double>>, 2>> values;
+    for (std::size_t i = k * 2 * runs; i < (k + 1) * 2 * runs; ++i) {
+      std::vector<std::pair<std::string, double>> metrics = results[i].metrics;
+      metrics.emplace_back("context_switches", results[i].context_switches);
+      metrics.emplace_back("migrations", results[i].migrations);
+      for (const auto& [metric, v] : metrics) {
+        auto [it, inserted] = values.try_emplace(metric);
+        if (inserted) {
+          order.push_back(metric);
+          for (auto& config : it->second) config.resize(runs);
+        }
+        it->second[(i / runs) % 2][i % runs] = v;
+      }
+    }
+    nlohmann::json point;
+    point["metric_order"] = order;
+    point["metrics"] = nlohmann::json::object();
+    for (const std::string& metric : order) {
+      const auto& v = values.at(metric);
+      const metrics::Comparison c = metrics::compare_samples(v[0], v[1]);
+      const int d = decimals_for(std::max(std::fabs(c.base.mean), std::fabs(c.with.mean)));
+      const bool has_ci = c.ci95_lo_pct.has_value();
+      std::vector<std::string> row = {
+          metric, mean_sd(c.base, d), mean_sd(c.with, d),
+          c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" : "n/a",
+          has_ci ? fmt::format("[{}%, {}%]{}", fixed(*c.ci95_lo_pct, 1, true),
+                               fixed(*c.ci95_hi_pct, 1, true), c.pairs < runs ? "*" : "")
+                 : "n/a"};
+      if (!sweep.values.empty()) row.insert(row.begin(), points[k].value);
+      rows.push_back(std::move(row));
+      if (has_ci && c.pairs < runs) partial = true;
+      nlohmann::json m;
+      m["base"] = stats_json(c.base);
+      m["with"] = stats_json(c.with);
+      m["diff_pct"] = c.diff_pct ? nlohmann::json(*c.diff_pct) : nlohmann::json(nullptr);
+      m["ci95_pct"] = has_ci ? nlohmann::json::array({*c.ci95_lo_pct, *c.ci95_hi_pct})
+                             : nlohmann::json(nullptr);
+      m["pairs"] = c.pairs;
+      point["metrics"][metric] = std::move(m);
+    }
+    if (sweep.values.empty()) {
+      j["metric_order"] = std::move(point["metric_order"]);
+      j["metrics"] = std::move(point["metrics"]);
+    } else {
+      point["value"] = points[k].value;
+      point["machine"] = machines[k];
+      j["points"].push_back(std::move(point));
+    }
+  }
+  txt += render_table(rows, sweep.values.empty() ? 1 : 2);
   if (partial)
     txt += "* over the seeds where both configurations reported the metric (see pairs in --json)\n";
   // Wall time is the one figure that differs between identical invocations.
@@ -626,7 +749,8 @@ void register_compare_command(CLI::App& app) {
       "[PROFILE][,FEATURE...], e.g. --base v5.3 --with "
       "v5.3,SIS_SCHED_IDLE_FALLBACK;\n"
       "--with without a profile changes the base. Usage:\n"
-      "  schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] -- SUBCOMMAND ARGS...\n"
+      "  schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] [--sweep NAME=V,...]\n"
+      "                   -- SUBCOMMAND ARGS...\n"
       "SUBCOMMAND: rt-app, messaging, hackbench, schbench, pingpong, run. ARGS take the "
       "subcommand's own\n"
       "options except --seed, --kernel, --features, --json and --logdir, which are compare's.\n"
@@ -660,6 +784,12 @@ void register_compare_command(CLI::App& app) {
          "rt-app: write each run's logs to DIR/base/seed-N/ and DIR/with/seed-N/ (without it, "
          "no logs at all)")
       ->check(file_name());
+  sub->add_option(
+      "--sweep", o->sweep,
+      "NAME=V1,V2,...: run the comparison once per value, with the subcommand option "
+      "NAME\n(-g for one letter, else --NAME) set to it, and print one table with a row "
+      "per value\nand metric, e.g. --sweep g=1,4,8,16 -- hackbench -l 1000; logs go "
+      "to DIR/NAME=V/...");
   // Not ->required(): run_compare's message says what is missing better than "args is required".
   sub->add_option("args", o->args, "-- SUBCOMMAND ARGS...");
   sub->callback([o, json_out] {

@@ -1,5 +1,5 @@
 // `schedtwin compare [--runs N] [--base SPEC] --with SPEC [--jobs J] [--json FILE]
-//                    [--logdir DIR] -- SUBCOMMAND ARGS...`
+//                    [--logdir DIR] [--sweep NAME=V1,V2,...] -- SUBCOMMAND ARGS...`
 // Runs SUBCOMMAND with seeds 1..N for a base and a changed kernel configuration and prints one
 // LKML-style table: per metric, base mean ± sd, with mean ± sd, the difference in % of the base
 // mean and its 95 % confidence interval paired by seed (DESIGN.md §4).
@@ -28,8 +28,8 @@ struct RunFigures {
 
 // rt-app, per task in file order, from the run's JSON document: for tasks with timers
 // TASK.wu_lat_us.{mean,p50,p90,p99} (µs), TASK.wu_lat_us.over_1ms_pct (% of log rows with
-// wu_lat > 1000 µs) and TASK.slack_us.mean (µs); for every task TASK.loops (log rows of all its instances,
-// i.e. loops completed: the work it got done).
+// wu_lat > 1000 µs) and TASK.slack_us.mean (µs); for every task TASK.loops (log rows of all its
+// instances, i.e. loops completed: the work it got done).
 RunFigures rtapp_figures(const RtAppOutcome& out);
 // messaging / hackbench: total_time_s (s).
 RunFigures messaging_figures(const MessagingOutcome& out);
@@ -41,6 +41,9 @@ struct CompareRequest {
   std::string with_spec;          // applied on the resolved base when it names no profile
   std::string logdir;             // empty: no logs at all; else DIR/<base|with>/seed-N/
   std::vector<std::string> args;  // SUBCOMMAND ARGS... (what follows "--")
+  // NAME=V1,V2,...: one comparison per value, with "-NAME V" ("--NAME V" for longer names)
+  // after ARGS; logs under DIR/NAME=V/. Empty: one comparison.
+  std::string sweep;
 };
 
 struct CompareOutcome {
