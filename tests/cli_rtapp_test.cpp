@@ -187,6 +187,36 @@ TEST(CliReproduce, SchedIdleFallbackPrintsPublishedBesideSimulated) {
   fs::remove_all(d);
 }
 
+// --features goes after every configuration's own flags: taking the series' own flag back out
+// leaves v5.3 and v5.4 the same model, so the fallback's directions all miss.
+TEST(CliReproduce, AddedFeaturesApplyToEveryConfiguration) {
+  fs::path d = tmpdir("repro-features");
+  const std::string out = (d / "out.json").string();
+  Result r =
+      run("reproduce sched-idle-fallback --runs 1 --features NO_SIS_SCHED_IDLE_FALLBACK "
+          "--fail-on-miss --json " +
+              out,
+          d);
+  EXPECT_EQ(r.status, 4) << r.err;
+  EXPECT_EQ(r.out.rfind("every configuration below runs with --features "
+                        "NO_SIS_SCHED_IDLE_FALLBACK after its own flags",
+                        0),
+            0u)
+      << r.out;
+  const json j = json::parse(slurp(d / "out.json"));
+  EXPECT_EQ(j["features_added"], "NO_SIS_SCHED_IDLE_FALLBACK");
+  EXPECT_EQ(j["directions_matched"], 0);
+  const json& f = j["sched-idle-fallback"];
+  EXPECT_EQ(f["without_change"]["mean_us"], f["with_change"]["mean_us"]);
+  // An unknown flag is one line before anything runs.
+  Result bad = run("reproduce --features NO_SUCH_FLAG --json " + out + "2", d);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--features: unknown feature 'NO_SUCH_FLAG'"), std::string::npos)
+      << bad.err;
+  EXPECT_FALSE(fs::exists(out + "2"));
+  fs::remove_all(d);
+}
+
 TEST(CliReproduce, EveryVerdictInJsonAndSummaryAndFailOnMissExits4) {
   fs::path d = tmpdir("repro-verdicts");
   const std::string out = (d / "out.json").string();

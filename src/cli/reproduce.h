@@ -26,16 +26,29 @@ inline void add_direction(std::string& text, nlohmann::json& series_json, const 
       {{"claim", claim}, {"simulated", simulated}, {"published", published}, {"verdict", verdict}});
 }
 
+// A configuration's own flags followed by reproduce --features `added`: applied left to
+// right, so `added` wins where both name a flag.
+inline std::string plus_features(const std::string& own, const std::string& added) {
+  if (added.empty()) return own;
+  return own.empty() ? added : own + "," + added;
+}
+
 // runs: seeds 1..runs per configuration; full: the posted parameters where --quick
 // scales them down. Text is appended to `text`. The JSON carries what the HTML report
 // (report/html_report.h) draws: simulated figures beside the published ones.
 //
+// added: reproduce --features, put after every configuration's own flags (plus_features);
+// empty for the experiments as posted.
+//
 // occupancy: when not null, receives metrics::occupancy_json of the seed-1 run of the
 // with-change case (50 ms bins); recording it changes no figure.
-nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
+nlohmann::json reproduce_sched_idle_fallback(int runs, const std::string& added, std::string& text,
                                              nlohmann::json* occupancy = nullptr);
-nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text);
-nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text);
-nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, std::string& text);
+nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& added,
+                                      std::string& text);
+nlohmann::json reproduce_latency_nice(int runs, bool full, const std::string& added,
+                                      std::string& text);
+nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::string& added,
+                                              std::string& text);
 
 }  // namespace schedtwin::cli

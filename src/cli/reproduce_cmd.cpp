@@ -10,6 +10,7 @@
 #include "cli/rtapp_cmd.h"
 #include "cli/run_common.h"
 #include "engine/error.h"
+#include "kernel/features.h"
 #include "metrics/st.h"
 #include "report/html_report.h"
 
@@ -67,7 +68,7 @@ struct Published {
 // Occupancy bins of the seed-1 run of the with-change case (5 s: 100 bins).
 constexpr Time kOccupancyBin = 50 * kNsPerMs;
 
-CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
+CaseResult run_case(const std::string& kernel, const std::string& added, bool with_idle, int runs,
                     std::vector<int>* idle_cpus, nlohmann::json* occupancy = nullptr) {
   CaseResult r;
   // Counts are summed as integers and divided once, so that a mean count carries no float noise.
@@ -75,8 +76,10 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
   std::array<std::int64_t, kHistBins> hist_sum{};
   for (int seed = 1; seed <= runs; ++seed) {
     CommonOptions o;
+    o.feature_warnings = false;  // said once, up front (reproduce --features)
     o.machine = "hikey";
     o.kernel = kernel;
+    o.features = added;
     o.seed = static_cast<std::uint64_t>(seed);
     if (seed == 1 && occupancy) o.occupancy_bin_ns = kOccupancyBin;
     workload::rtapp::Config cfg = workload::rtapp::parse(
@@ -116,12 +119,12 @@ CaseResult run_case(const std::string& kernel, bool with_idle, int runs,
 
 }  // namespace
 
-nlohmann::json reproduce_sched_idle_fallback(int runs, std::string& text,
+nlohmann::json reproduce_sched_idle_fallback(int runs, const std::string& added, std::string& text,
                                              nlohmann::json* occupancy) {
   std::vector<int> idle_cpus;
-  CaseResult no_idle = run_case("v5.4", false, runs, nullptr);
-  CaseResult base = run_case("v5.3", true, runs, &idle_cpus);
-  CaseResult with = run_case("v5.4", true, runs, nullptr, occupancy);
+  CaseResult no_idle = run_case("v5.4", added, false, runs, nullptr);
+  CaseResult base = run_case("v5.3", added, true, runs, &idle_cpus);
+  CaseResult with = run_case("v5.4", added, true, runs, nullptr, occupancy);
   // seed-series.md §1: the posted table and the textogram counts it quotes.
   constexpr double u = -1;
   const Published pub[3] = {{"8 CFS, no SCHED_IDLE tasks (v5.4)",
@@ -212,6 +215,7 @@ void register_reproduce_command(CLI::App& app) {
     std::string json_out;
     std::string report_out;
     bool fail_on_miss = false;
+    std::string features;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -238,12 +242,31 @@ void register_reproduce_command(CLI::App& app) {
          "Write one self-contained HTML page (Vega-Lite charts, inlined; opens offline): the\n"
          "simulated figures beside the published ones, and per-CPU occupancy of one run")
       ->check(file_name());
+  sub->add_option("--features", o->features,
+                  "Flags added after every configuration's own (kernel syntax, series names\n"
+                  "allowed), e.g. your idea's flag: do the published directions still hold with "
+                  "it?");
   sub->add_flag("--fail-on-miss", o->fail_on_miss,
                 "Exit with status 4 (after writing every output) when a published direction is "
                 "MISS, e.g. to gate a model change in CI");
   sub->callback([o, sub] {
     if (o->quick && o->full) throw UsageError("--quick and --full exclude each other");
     if (!o->json_out.empty()) check_json_output(o->json_out);
+    if (!o->features.empty()) {
+      // One clear error, and each warning once, before the minutes of running: on each
+      // profile the chosen series run.
+      std::vector<const char*> profiles;
+      auto uses = [&](const char* s) { return o->series == "all" || o->series == s; };
+      if (uses("sched-idle-fallback") || uses("latency-nice")) profiles.push_back("v5.3");
+      if (uses("sched-idle-fallback")) profiles.push_back("v5.4");
+      if (uses("runnable-avg")) profiles.insert(profiles.end(), {"v5.6", "v5.7"});
+      if (uses("sched-idle-balancing")) profiles.push_back("v5.17");
+      for (const char* name : profiles) {
+        kernel::Profile p = kernel::make_profile(name);
+        kernel::apply_features(p.features, o->features, "--features", &p.unmodelled);
+        print_feature_warnings(p, "--features");
+      }
+    }
     check_distinct_outputs({{"--json", &o->json_out}, {"--report", &o->report_out}});
     if (!o->report_out.empty()) {
       report::require_report_assets("--report");
@@ -267,13 +290,13 @@ void register_reproduce_command(CLI::App& app) {
       if (o->series != "all" && o->series != s) continue;
       const std::size_t from = text.size();
       if (std::string(s) == "sched-idle-fallback") {
-        j[s] = reproduce_sched_idle_fallback(o->runs, text, occ);
+        j[s] = reproduce_sched_idle_fallback(o->runs, o->features, text, occ);
       } else if (std::string(s) == "latency-nice") {
-        j[s] = reproduce_latency_nice(o->runs, o->full, text);
+        j[s] = reproduce_latency_nice(o->runs, o->full, o->features, text);
       } else if (std::string(s) == "sched-idle-balancing") {
-        j[s] = reproduce_sched_idle_balancing(o->runs, o->full, text);
+        j[s] = reproduce_sched_idle_balancing(o->runs, o->full, o->features, text);
       } else if (std::string(s) == "runnable-avg") {
-        j[s] = reproduce_runnable_avg(o->runs, o->full, text);
+        j[s] = reproduce_runnable_avg(o->runs, o->full, o->features, text);
       } else {
         text += fmt::format(
             "\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
@@ -304,13 +327,22 @@ void register_reproduce_command(CLI::App& app) {
     j["series"] = o->series;
     j["scale"] = o->full ? "full" : "quick";
     j["runs"] = o->runs;
+    if (!o->features.empty()) {
+      j["features_added"] = o->features;
+      text = fmt::format(
+                 "every configuration below runs with --features {} after its own flags; the "
+                 "published figures are without it\n",
+                 o->features) +
+             text;
+    }
     // Each series opens with a blank line that separates it from the one before.
     if (!text.empty() && text.front() == '\n') text.erase(0, 1);
     emit_report(text, j, o->json_out);
     if (!o->report_out.empty()) {
       report::ReproduceReport r;
-      r.command = fmt::format("schedtwin reproduce {} --runs {}{}", o->series, o->runs,
-                              o->full ? " --full" : "");
+      r.command = fmt::format("schedtwin reproduce {} --runs {}{}{}", o->series, o->runs,
+                              o->full ? " --full" : "",
+                              o->features.empty() ? "" : " --features " + o->features);
       r.runs = o->runs;
       r.full = o->full;
       r.figures = j;

@@ -25,7 +25,8 @@ constexpr Published kPublished[] = {{8, 64.66, 64.38, 64.79},     {16, 123.34, 1
 
 }  // namespace
 
-nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
+nlohmann::json reproduce_latency_nice(int runs, bool full, const std::string& added,
+                                      std::string& text) {
   const double duration_s = full ? 1.0 : 0.05;
   if (!full) runs = std::min(runs, 3);
   const char* features[3] = {"", "latency-nice", "latency-nice,NO_SIS_CORE"};
@@ -46,9 +47,10 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, std::string& text) {
       std::vector<double> v;
       for (int seed = 1; seed <= runs; ++seed) {
         CommonOptions o;
+        o.feature_warnings = false;  // said once, up front (reproduce --features)
         o.machine = "xeon-2s-88";
         o.kernel = "v5.3";
-        o.features = features[c];
+        o.features = plus_features(features[c], added);
         o.seed = static_cast<std::uint64_t>(seed);
         workload::PingpongParams p;
         p.connections = pub.threads;

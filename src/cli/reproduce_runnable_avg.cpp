@@ -24,11 +24,13 @@ workload::MessagingParams hackbench(int groups, std::int64_t loops) {
   return p;
 }
 
-MessagingOutcome run(const char* kernel, int seed, const workload::MessagingParams& p,
-                     bool lb_stats) {
+MessagingOutcome run(const char* kernel, const std::string& added, int seed,
+                     const workload::MessagingParams& p, bool lb_stats) {
   CommonOptions o;
+  o.feature_warnings = false;  // said once, up front (reproduce --features)
   o.machine = "hikey";
   o.kernel = kernel;
+  o.features = added;
   o.seed = static_cast<std::uint64_t>(seed);
   o.lb_stats = lb_stats;
   return run_messaging_command(o, p, "hackbench");
@@ -67,7 +69,8 @@ const Row* published_row(int type, int nr) {
 
 }  // namespace
 
-nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
+nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& added,
+                                      std::string& text) {
   nlohmann::json j;
   text += fmt::format(
       "\nrunnable_avg group classification (Vincent Guittot, 2020; merged in v5.7): hikey, kernel "
@@ -80,7 +83,7 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
   const char* kernels[2] = {"v5.6", "v5.7"};
   for (int k = 0; k < 2; ++k)
     for (int seed = 1; seed <= runs; ++seed) {
-      MessagingOutcome out = run(kernels[k], seed, hackbench(4, 640), true);
+      MessagingOutcome out = run(kernels[k], added, seed, hackbench(4, 640), true);
       const auto& c = out.json["lb_stats"]["group_classification"];
       for (int type = 0; type < 6; ++type)
         for (int nr = 0; nr < 5; ++nr)
@@ -150,7 +153,7 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, std::string& text) {
     std::vector<double> t[2];
     for (int k = 0; k < 2; ++k)
       for (int seed = 1; seed <= runs; ++seed)
-        t[k].push_back(run(kernels[k], seed, hackbench(h.groups, 2560 / h.groups), false)
+        t[k].push_back(run(kernels[k], added, seed, hackbench(h.groups, 2560 / h.groups), false)
                            .json["total_time_s"]
                            .get<double>());
     metrics::SampleStats a = metrics::sample_stats(t[0]), b = metrics::sample_stats(t[1]);
