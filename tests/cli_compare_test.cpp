@@ -288,7 +288,7 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
   EXPECT_NE(r.out.find("\n-g  metric "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n2   total_time_s "), std::string::npos) << r.out;
   const json s = json::parse(slurp(d / "s.json"));
-  EXPECT_EQ(s["sweep"], json({{"option", "-g"}, {"values", {"1", "2"}}}));
+  EXPECT_EQ(s["sweep"], json::array({{{"option", "-g"}, {"values", {"1", "2"}}}}));
   ASSERT_EQ(s["points"].size(), 2u);
   EXPECT_FALSE(s.contains("metrics"));
   for (int g = 1; g <= 2; ++g) {
@@ -301,10 +301,25 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
     const json o = json::parse(slurp(d / "one.json"));
     const json& pt = s["points"][static_cast<std::size_t>(g - 1)];
     EXPECT_EQ(pt["value"], std::to_string(g));
+    EXPECT_EQ(pt["args"], json::array({"-g", std::to_string(g)}));
     EXPECT_EQ(pt["metric_order"], o["metric_order"]);
     EXPECT_EQ(pt["metrics"], o["metrics"]) << g;
   }
   EXPECT_NE(s["points"][0]["metrics"], s["points"][1]["metrics"]);
+  // Two --sweep options go value by value: (-g 2, -l 15) is the second point.
+  r =
+      run("compare --runs 2 --base v5.6 --with v5.7 --sweep g=1,2 --sweep l=30,15 --json z.json -- "
+          "hackbench",
+          d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nsweep:   -g 1, 2\n         -l 30, 15\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n2/15   total_time_s "), std::string::npos) << r.out;
+  Result one =
+      run("compare --runs 2 --base v5.6 --with v5.7 --json one.json -- hackbench -g 2 -l 15", d);
+  ASSERT_EQ(one.status, 0) << one.err;
+  const json z = json::parse(slurp(d / "z.json"));
+  EXPECT_EQ(z["points"][1]["args"], json::array({"-g", "2", "-l", "15"}));
+  EXPECT_EQ(z["points"][1]["metrics"], json::parse(slurp(d / "one.json"))["metrics"]);
   // Errors are one line, before anything runs.
   const std::pair<std::string, std::string> bad[] = {
       {"--sweep g -- hackbench -l 1", "no '='"},
@@ -313,8 +328,11 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
       {"--sweep 9=1 -- hackbench -l 1", "NAME is not an option name"},
       {"--sweep zz=1,2 -- hackbench -l 1", "hackbench has no option --zz"},
       {"--sweep g=1,2 -- hackbench -l 1 -g 3", "-g is also in the hackbench ARGS"},
-      {"--sweep g=1,x -- hackbench -l 1", "--sweep g=1,x"},
+      {"--sweep g=1,x -- hackbench -l 1", "--sweep -g x: --groups: expected an integer"},
       {"--sweep seed=1,2 -- hackbench -l 1", "--seed in the hackbench ARGS"},
+      {"--sweep g=1,2 --sweep l=5 -- hackbench", "1 values, but --sweep g=1,2 has 2"},
+      {"--sweep g=1,2 --sweep groups=3,4 -- hackbench", "--groups is swept twice"},
+      {"--sweep g=1,2 --sweep g=3,4 -- hackbench", "--groups is swept twice"},
   };
   for (const auto& [args, msg] : bad) {
     Result e = run("compare --with v5.7 --json bad.json " + args, d);

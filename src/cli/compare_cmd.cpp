@@ -495,7 +495,21 @@ CompareOutcome run_compare(const CompareRequest& r) {
   const std::string name = entry->name;
   if (!r.logdir.empty() && !entry->writes_logs)
     throw UsageError(fmt::format("--logdir {}: {} writes no logs", r.logdir, name));
-  const Sweep sweep = parse_sweep(r.sweep);
+  // Several --sweep options are zipped: point k sets each option to its k-th value.
+  std::vector<Sweep> sweeps;
+  for (const std::string& spec : r.sweeps) {
+    sweeps.push_back(parse_sweep(spec));
+    const Sweep& s = sweeps.back();
+    if (s.values.size() != sweeps[0].values.size())
+      throw UsageError(fmt::format(
+          "--sweep {}: {} values, but --sweep {} has {}; several --sweep options are taken "
+          "value by value and need as many values each",
+          s.spec, s.values.size(), sweeps[0].spec, sweeps[0].values.size()));
+  }
+  const bool swept = !sweeps.empty();
+  std::vector<std::string> options;  // "-g", "-l"
+  for (const Sweep& s : sweeps) options.push_back(s.option);
+  const std::string sweep_label = fmt::format("{}", fmt::join(options, "/"));
   auto parse_args = [&](CLI::App& parser, std::vector<std::string> args, const std::string& what) {
     std::reverse(args.begin(), args.end());  // CLI11 takes them reversed
     try {
@@ -507,18 +521,25 @@ CompareOutcome run_compare(const CompareRequest& r) {
       throw UsageError(fmt::format("compare: {}: {}", what, e.what()));
     }
   };
-  if (!sweep.values.empty()) {
-    // The swept option must be one of the subcommand's that takes a value, and not in ARGS.
+  if (swept) {
+    // A swept option must be one of the subcommand's that takes a value, and not in ARGS.
     CLI::App probe{"", name};
     entry->define(probe);
-    const CLI::Option* opt = probe.get_option_no_throw(sweep.option);
-    if (!opt || opt->get_expected_max() == 0)
-      throw UsageError(fmt::format("--sweep {}: {} has no option {} that takes a value", sweep.spec,
-                                   name, sweep.option));
+    std::vector<const CLI::Option*> seen;  // "-g" and "--groups" are one option
+    for (const Sweep& s : sweeps) {
+      const CLI::Option* opt = probe.get_option_no_throw(s.option);
+      if (!opt || opt->get_expected_max() == 0)
+        throw UsageError(fmt::format("--sweep {}: {} has no option {} that takes a value", s.spec,
+                                     name, s.option));
+      if (std::find(seen.begin(), seen.end(), opt) != seen.end())
+        throw UsageError(fmt::format("--sweep {}: {} is swept twice", s.spec, opt->get_name()));
+      seen.push_back(opt);
+    }
     parse_args(probe, {r.args.begin() + 1, r.args.end()}, name + " ARGS");
-    if (opt->count() > 0)
-      throw UsageError(fmt::format("--sweep {}: {} is also in the {} ARGS; give it once",
-                                   sweep.spec, sweep.option, name));
+    for (const Sweep& s : sweeps)
+      if (probe.get_option(s.option)->count() > 0)
+        throw UsageError(fmt::format("--sweep {}: {} is also in the {} ARGS; give it once", s.spec,
+                                     s.option, name));
   }
 
   // One point per swept value (one point without --sweep), each with the ARGS parsed by the
@@ -526,21 +547,28 @@ CompareOutcome run_compare(const CompareRequest& r) {
   struct Point {
     std::unique_ptr<CLI::App> parser;
     Prepared prep;
-    std::string value;  // the swept value; empty without --sweep
+    std::string value;               // the swept values joined by "/"; empty without --sweep
+    std::vector<std::string> swept;  // what the sweep adds to ARGS: "-g", "4", "-l", "640"
+    std::string dir;                 // its logs' subdirectory of --logdir: "g=4,l=640"
   };
-  std::vector<Point> points(sweep.values.empty() ? 1 : sweep.values.size());
+  std::vector<Point> points(swept ? sweeps[0].values.size() : 1);
   for (std::size_t k = 0; k < points.size(); ++k) {
     Point& pt = points[k];
     pt.parser = std::make_unique<CLI::App>("", name);
     pt.prep = entry->define(*pt.parser);
     std::vector<std::string> args(r.args.begin() + 1, r.args.end());
-    if (!sweep.values.empty()) {
-      pt.value = sweep.values[k];
-      args.push_back(sweep.option);
-      args.push_back(pt.value);
+    std::vector<std::string> values, dirs;
+    for (const Sweep& s : sweeps) {
+      pt.swept.insert(pt.swept.end(), {s.option, s.values[k]});
+      values.push_back(s.values[k]);
+      dirs.push_back(s.name + "=" + s.values[k]);
     }
+    pt.value = fmt::format("{}", fmt::join(values, "/"));
+    pt.dir = fmt::format("{}", fmt::join(dirs, ","));
+    std::replace(pt.dir.begin(), pt.dir.end(), '/', '_');
+    args.insert(args.end(), pt.swept.begin(), pt.swept.end());
     parse_args(*pt.parser, std::move(args),
-               sweep.values.empty() ? name + " ARGS" : "--sweep " + sweep.spec);
+               swept ? fmt::format("--sweep {}", fmt::join(pt.swept, " ")) : name + " ARGS");
     reject_owned_options(*pt.parser, name);
   }
 
@@ -587,11 +615,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
       std::string logdir;
       if (!r.logdir.empty()) {
         std::filesystem::path d(r.logdir);
-        if (!pt.value.empty()) {
-          std::string sub = sweep.name + "=" + pt.value;
-          std::replace(sub.begin(), sub.end(), '/', '_');
-          d /= sub;
-        }
+        if (swept) d /= pt.dir;
         logdir = (d / config_names[config] / fmt::format("seed-{}", seed)).string();
       }
       try {
@@ -627,14 +651,15 @@ CompareOutcome run_compare(const CompareRequest& r) {
   for (const auto& a : r.args) quoted.push_back(shell_quote(a));
   std::string& txt = out.text;
   txt += fmt::format("compare: {}\n", fmt::join(quoted, " "));
-  if (!sweep.values.empty())
-    txt += fmt::format("sweep:   {} {}\n", sweep.option, fmt::join(sweep.values, ", "));
+  for (std::size_t i = 0; i < sweeps.size(); ++i)
+    txt += fmt::format("{}{} {}\n", i == 0 ? "sweep:   " : "         ", sweeps[i].option,
+                       fmt::join(sweeps[i].values, ", "));
   const bool one_machine = std::all_of(machines.begin(), machines.end(),
                                        [&](const std::string& m) { return m == machines[0]; });
   if (one_machine)
     txt += fmt::format("machine: {}\n", machines[0]);
   else
-    txt += fmt::format("machine: {} (one per {} value)\n", fmt::join(machines, ", "), sweep.option);
+    txt += fmt::format("machine: {} (one per {} value)\n", fmt::join(machines, ", "), sweep_label);
   txt += fmt::format("base:    {} = {}\n",
                      r.base_spec.empty() ? "(default)" : spec_label(r.base_spec), describe(base));
   txt += fmt::format("with:    {} = {}\n", spec_label(r.with_spec), describe(with));
@@ -664,13 +689,15 @@ CompareOutcome run_compare(const CompareRequest& r) {
   }
   j["sim_time_s"] = sim_time_s;  // summed over all runs
   j["events"] = events;
-  if (!sweep.values.empty()) {
-    j["sweep"] = {{"option", sweep.option}, {"values", sweep.values}};
+  if (swept) {
+    j["sweep"] = nlohmann::json::array();
+    for (const Sweep& s : sweeps)
+      j["sweep"].push_back({{"option", s.option}, {"values", s.values}});
     j["points"] = nlohmann::json::array();
   }
 
   std::vector<std::string> header = {"metric", "base", "with", "diff", "95% CI"};
-  if (!sweep.values.empty()) header.insert(header.begin(), sweep.option);
+  if (swept) header.insert(header.begin(), sweep_label);
   std::vector<std::vector<std::string>> rows = {header};
   bool partial = false;
   for (std::size_t k = 0; k < points.size(); ++k) {
@@ -706,7 +733,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
           has_ci ? fmt::format("[{}%, {}%]{}", fixed(*c.ci95_lo_pct, 1, true),
                                fixed(*c.ci95_hi_pct, 1, true), c.pairs < runs ? "*" : "")
                  : "n/a"};
-      if (!sweep.values.empty()) row.insert(row.begin(), points[k].value);
+      if (swept) row.insert(row.begin(), points[k].value);
       rows.push_back(std::move(row));
       if (has_ci && c.pairs < runs) partial = true;
       nlohmann::json m;
@@ -718,16 +745,17 @@ CompareOutcome run_compare(const CompareRequest& r) {
       m["pairs"] = c.pairs;
       point["metrics"][metric] = std::move(m);
     }
-    if (sweep.values.empty()) {
+    if (!swept) {
       j["metric_order"] = std::move(point["metric_order"]);
       j["metrics"] = std::move(point["metrics"]);
     } else {
       point["value"] = points[k].value;
+      point["args"] = points[k].swept;
       point["machine"] = machines[k];
       j["points"].push_back(std::move(point));
     }
   }
-  txt += render_table(rows, sweep.values.empty() ? 1 : 2);
+  txt += render_table(rows, swept ? 2 : 1);
   if (partial)
     txt += "* over the seeds where both configurations reported the metric (see pairs in --json)\n";
   // Wall time is the one figure that differs between identical invocations.
@@ -785,11 +813,13 @@ void register_compare_command(CLI::App& app) {
          "no logs at all)")
       ->check(file_name());
   sub->add_option(
-      "--sweep", o->sweep,
-      "NAME=V1,V2,...: run the comparison once per value, with the subcommand option "
-      "NAME\n(-g for one letter, else --NAME) set to it, and print one table with a row "
-      "per value\nand metric, e.g. --sweep g=1,4,8,16 -- hackbench -l 1000; logs go "
-      "to DIR/NAME=V/...");
+         "--sweep", o->sweeps,
+         "NAME=V1,V2,...: run the comparison once per value, with the subcommand option "
+         "NAME\n(-g for one letter, else --NAME) set to it, and print one table with a row "
+         "per value\nand metric, e.g. --sweep g=1,4,8,16 -- hackbench -l 1000; logs go "
+         "to DIR/NAME=V/....\nGiven again, the sweeps go value by value together: --sweep "
+         "g=1,4 --sweep l=2560,640")
+      ->allow_extra_args(false);  // one value per --sweep, so "--sweep g=1,2 -- ..." stops there
   // Not ->required(): run_compare's message says what is missing better than "args is required".
   sub->add_option("args", o->args, "-- SUBCOMMAND ARGS...");
   sub->callback([o, json_out] {

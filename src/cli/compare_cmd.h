@@ -41,9 +41,10 @@ struct CompareRequest {
   std::string with_spec;          // applied on the resolved base when it names no profile
   std::string logdir;             // empty: no logs at all; else DIR/<base|with>/seed-N/
   std::vector<std::string> args;  // SUBCOMMAND ARGS... (what follows "--")
-  // NAME=V1,V2,...: one comparison per value, with "-NAME V" ("--NAME V" for longer names)
-  // after ARGS; logs under DIR/NAME=V/. Empty: one comparison.
-  std::string sweep;
+  // NAME=V1,V2,... each: one comparison per value, with "-NAME V" ("--NAME V" for longer
+  // names) after ARGS; several are zipped (the k-th value of each together) and need as many
+  // values each; logs under DIR/NAME=V[,NAME2=V2...]/. Empty: one comparison.
+  std::vector<std::string> sweeps;
 };
 
 struct CompareOutcome {
