@@ -524,8 +524,8 @@ CompareOutcome run_compare(const CompareRequest& r) {
   if (swept) {
     // A swept option must be one of the subcommand's that takes a value, and not in ARGS.
     CLI::App probe{"", name};
-    entry->define(probe);
-    std::vector<const CLI::Option*> seen;  // "-g" and "--groups" are one option
+    const Prepared probe_prep = entry->define(probe);  // owns what the options write to
+    std::vector<const CLI::Option*> seen;              // "-g" and "--groups" are one option
     for (const Sweep& s : sweeps) {
       const CLI::Option* opt = probe.get_option_no_throw(s.option);
       if (!opt || opt->get_expected_max() == 0)
