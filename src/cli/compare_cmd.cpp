@@ -817,7 +817,7 @@ void register_compare_command(CLI::App& app) {
          "NAME=V1,V2,...: run the comparison once per value, with the subcommand option "
          "NAME\n(-g for one letter, else --NAME) set to it, and print one table with a row "
          "per value\nand metric, e.g. --sweep g=1,4,8,16 -- hackbench -l 1000; logs go "
-         "to DIR/NAME=V/....\nGiven again, the sweeps go value by value together: --sweep "
+         "to DIR/NAME=V/.\nGiven again, the sweeps go value by value together: --sweep "
          "g=1,4 --sweep l=2560,640")
       ->allow_extra_args(false);  // one value per --sweep, so "--sweep g=1,2 -- ..." stops there
   // Not ->required(): run_compare's message says what is missing better than "args is required".
