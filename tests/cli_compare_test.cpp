@@ -323,6 +323,7 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
   // Errors are one line, before anything runs.
   const std::pair<std::string, std::string> bad[] = {
       {"--sweep g -- hackbench -l 1", "no '='"},
+      {"--sweep '' -- hackbench -l 1", "--sweep '': no '='"},
       {"--sweep g=1,,2 -- hackbench -l 1", "an empty value"},
       {"--sweep g=1,1 -- hackbench -l 1", "value 1 given twice"},
       {"--sweep 9=1 -- hackbench -l 1", "NAME is not an option name"},

@@ -336,7 +336,7 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows, std:
 // --sweep NAME=V1,V2,...: the subcommand option NAME ("-g" for one letter, else "--NAME") is
 // appended to ARGS with each value in turn.
 struct Sweep {
-  std::string spec;                 // as given; empty: no sweep
+  std::string spec;                 // as given
   std::string name, option;         // "g", "-g"
   std::vector<std::string> values;  // in the order given
 };
@@ -345,7 +345,6 @@ constexpr std::size_t kMaxSweepValues = 100;
 Sweep parse_sweep(const std::string& spec) {
   Sweep s;
   s.spec = spec;
-  if (spec.empty()) return s;
   const std::size_t eq = spec.find('=');
   auto bad = [&](const std::string& why) {
     return UsageError(fmt::format("--sweep {}: {} (expected NAME=V1,V2,..., e.g. g=1,4,8,16)",
