@@ -572,3 +572,79 @@ TEST(Balance, AnActiveBalanceKickBacksOffOnlyBeforeV512) {
         << profile;
   }
 }
+
+namespace {
+
+// A tickless idle CPU whose cfs_rq last updated its averages at boot with util_avg (and
+// load_avg) `avg`, then 32 PELT periods (32 x 1024 x 1024 ns) pass: a refresh of its blocked
+// load halves the averages (y^32 = 1/2); a stale CPU still shows `avg`.
+constexpr Time kThirtyTwoPeltPeriods = 32 * 1024 * 1024;
+
+void give_stale_blocked_load(KernelImpl& k, int cpu, unsigned long avg) {
+  sched_avg& a = k.cpu_rq(cpu).cfs.avg;
+  a.last_update_time = k.clock_pelt();  // the PELT clock starts on a period boundary
+  a.period_contrib = 0;
+  a.util_avg = a.load_avg = a.runnable_avg = avg;
+  a.util_sum = static_cast<std::uint32_t>(avg * PELT_MIN_DIVIDER);
+  a.load_sum = a.runnable_sum = avg * PELT_MIN_DIVIDER;
+  ASSERT_TRUE(k.cpu_rq(cpu).nohz_tick_stopped);  // every CPU boots idle and tickless
+  ASSERT_TRUE(k.cpu_rq(cpu).has_blocked_load);
+}
+
+}  // namespace
+
+// nohz_newidle_balance (fair.c v4.17-v5.12; c6f886546cb8 from v5.13): a CPU about to idle
+// for longer than sysctl_sched_migration_cost, when the idle CPUs' blocked load is due for
+// a refresh and nothing is overloaded, refreshes it itself instead of waking an idle CPU for
+// it. Up to v5.12 inside newidle_balance; from v5.13 newidle_balance only sets
+// NOHZ_NEWILB_KICK and the idle loop does the refresh on entry. Below 0.5 ms of expected idle
+// neither happens.
+TEST(Balance, ANewlyIdleCpuRefreshesTheIdleCpusBlockedLoad) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    for (Time avg_idle : {us(1000), us(400)}) {
+      machine::Machine m = flat_machine(1, 4);
+      m.build.nohz_idle = true;
+      KernelImpl k(m, config(profile));
+      give_stale_blocked_load(k, 2, 600);
+      k.now_ = kThirtyTwoPeltPeriods;
+      k.rd_overload_ = false;
+      Rq& rq = k.cpu_rq(1);
+      rq.avg_idle = avg_idle;
+      const bool v513 = std::string(profile) == "v5.17";
+      const bool refresh = avg_idle >= us(500);
+      EXPECT_EQ(k.newidle_balance(1), 0);
+      EXPECT_EQ(rq.nohz_flags, v513 && refresh ? NOHZ_NEWILB_KICK : 0u) << profile;
+      const unsigned long after_newidle = k.cpu_rq(2).cfs.avg.util_avg;
+      k.enter_idle(1);
+      const unsigned long after_idle_entry = k.cpu_rq(2).cfs.avg.util_avg;
+      EXPECT_EQ(rq.nohz_flags, 0u) << profile;
+      if (!refresh) {
+        EXPECT_EQ(after_idle_entry, 600u) << profile;
+        continue;
+      }
+      EXPECT_EQ(after_newidle, v513 ? 600u : 299u) << profile;
+      EXPECT_EQ(after_idle_entry, 299u) << profile;
+      EXPECT_EQ(k.cpu_rq(2).cfs.avg.load_avg, 299u) << profile;
+      EXPECT_EQ(k.nohz_.next_blocked, k.jiffies() + 8) << profile;  // 32 ms at HZ=250
+    }
+  }
+}
+
+// Newly idle balancing with LBF_NOHZ_STATS (e022e0d38ad4, v4.17; removed by 0826530de3cb in
+// v5.13): while something is overloaded, the groups' statistics are read after refreshing
+// the tickless idle CPUs' blocked load. From v5.13 the pass reads the stale figures.
+TEST(Balance, NewlyIdleBalancingRefreshesTheBlockedLoadItReadsUntilV513) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    machine::Machine m = flat_machine(1, 4);
+    m.build.nohz_idle = true;
+    KernelImpl k(m, config(profile));
+    give_stale_blocked_load(k, 2, 600);
+    k.now_ = kThirtyTwoPeltPeriods;
+    k.rd_overload_ = true;
+    k.cpu_rq(1).avg_idle = us(1000);
+    EXPECT_EQ(k.newidle_balance(1), 0);
+    const bool v513 = std::string(profile) == "v5.17";
+    EXPECT_EQ(k.cpu_rq(2).cfs.avg.util_avg, v513 ? 600u : 299u) << profile;
+    EXPECT_EQ(k.lb_stats_.classified[CPU_NEWLY_IDLE][0][0], 4u) << profile;  // one group a CPU
+  }
+}

@@ -32,6 +32,7 @@ std::int64_t msecs_to_jiffies(std::int64_t ms, int hz) { return (ms * hz + 999) 
 
 bool time_after(std::int64_t a, std::int64_t b) { return b - a < 0; }
 bool time_after_eq(std::int64_t a, std::int64_t b) { return a - b >= 0; }
+bool time_before(std::int64_t a, std::int64_t b) { return time_after(b, a); }
 
 }  // namespace
 
@@ -92,6 +93,7 @@ void KernelImpl::update_blocked_averages(int cpu) {
   }
   update_cfs_rq_load_avg(clock_pelt(), rq.cfs);
   rq.has_blocked_load = others_have_blocked || rq.cfs.avg.load_avg || rq.cfs.avg.util_avg;
+  rq.last_blocked_load_update_tick = jiffies();
 }
 
 // get_sd_balance_interval (fair.c v5.7), in jiffies. From v5.10 (e4d32e4d5444) a busy
@@ -218,6 +220,7 @@ void KernelImpl::update_sg_lb_stats(lb_env& env, int group, sg_lb_stats& sgs, bo
     if (!lb_cpu_allowed(i)) continue;
     const Rq& rq = cpu_rq(i);
     ++lb_probes_;
+    if ((env.flags & LBF_NOHZ_STATS) && update_nohz_stats(i, false)) env.flags |= LBF_NOHZ_AGAIN;
     sgs.group_load += cpu_load(i);
     sgs.group_util += cpu_util(i);
     sgs.group_runnable += cpu_runnable(i);
@@ -273,6 +276,10 @@ void KernelImpl::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds) {
   bool sg_overload = false;
   unsigned long sum_util = 0;
   sg_lb_stats sgs;
+  // v4.17-v5.12 (e022e0d38ad4; removed by 0826530de3cb): newly idle balancing refreshes the
+  // blocked load of the tickless idle CPUs it reads.
+  if (prof_.version < 513 && env.idle == CPU_NEWLY_IDLE && nohz_.has_blocked)
+    env.flags |= LBF_NOHZ_STATS;
   for (size_t gi = 0; gi < sd.groups.size(); ++gi) {
     int g = sd.groups[gi];
     bool local_group = gi == 0;  // the group holding dst_cpu is listed first
@@ -293,6 +300,15 @@ void KernelImpl::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds) {
     sum_util += sgs.group_util;
   }
   sum_util += sds.local_stat.group_util;
+  if (env.flags & LBF_NOHZ_AGAIN) {
+    // Every tickless idle CPU is in this domain: the pass stands for a NOHZ_STATS_KICK.
+    const std::vector<int>& span = levels_[static_cast<size_t>(sd.level_id)].span;
+    bool subset = true;
+    for (int c = 0; c < nr_cpus() && subset; ++c)
+      if (cpu_rq(c).nohz_tick_stopped && !std::binary_search(span.begin(), span.end(), c))
+        subset = false;
+    if (subset) nohz_.next_blocked = jiffies() + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
+  }
   if (sd.parent < 0) rd_overload_ = sg_overload;  // the root domain's overload flag
   update_idle_cpu_scan(env, sum_util);
 }
@@ -940,6 +956,7 @@ int KernelImpl::newidle_balance(int cpu) {
                               : rq.avg_idle < sysctl_sched_migration_cost;
   if (too_short || !rd_overload_) {
     if (!rq.sd.empty()) update_next_balance(rq.sd.front(), next_balance);
+    if (prof_.version < 513) nohz_newidle_balance(cpu);
   } else {
     update_blocked_averages(cpu);
     if (feat(Feature::SIB_BALANCE)) {
@@ -980,7 +997,10 @@ int KernelImpl::newidle_balance(int cpu) {
   }
   if (time_after(rq.next_balance, next_balance)) rq.next_balance = next_balance;
   if (rq.cfs.h_nr_running && !pulled) pulled = 1;
-  if (pulled) rq.idle_stamp = 0;
+  if (pulled)
+    rq.idle_stamp = 0;
+  else if (prof_.version >= 513)
+    nohz_newidle_balance(cpu);
   return pulled;
 }
 
@@ -1120,25 +1140,40 @@ void KernelImpl::kick_ilb(unsigned flags) {
   kick_cpu(ilb);
 }
 
-// nohz_idle_balance + _nohz_idle_balance (fair.c v5.7), run by the kicked CPU while it
-// is still idle. Returns true when the kick was handled.
+// nohz_idle_balance (fair.c v5.7), run by the kicked CPU while it is still idle. Returns
+// true when the kick was handled.
 bool KernelImpl::nohz_idle_balance(int this_cpu) {
   Rq& this_rq = cpu_rq(this_cpu);
-  unsigned flags = this_rq.nohz_flags;
+  unsigned flags = this_rq.nohz_flags & NOHZ_KICK_MASK;
   if (!flags) return false;
-  this_rq.nohz_flags = 0;
+  this_rq.nohz_flags &= ~NOHZ_KICK_MASK;
   if (!idle_cpu(this_cpu)) return false;  // got_nohz_idle_kick: the kick is stale
-  std::int64_t now = jiffies();
+  _nohz_idle_balance(this_cpu, flags, CPU_IDLE);
+  return true;
+}
+
+// _nohz_idle_balance (fair.c v5.7; v5.13's 7a82e5f52a35 and 64f84f273592 from profile v5.13):
+// refresh the blocked load of the tickless idle CPUs and, with NOHZ_BALANCE_KICK, balance on
+// their behalf. Up to v5.12 the CPUs are walked in order, then this CPU (not when newly idle:
+// it has just updated its own); from v5.13 one walk starts after this CPU and ends with it,
+// and a CPU's stats are refreshed only if not already this jiffy. Leaves out the
+// need_resched() abort: nothing reaches this CPU while the pass runs. Returns true when the
+// walk was completed.
+bool KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle) {
+  Rq& this_rq = cpu_rq(this_cpu);
+  const bool v513 = prof_.version >= 513;
+  const std::int64_t now = jiffies();
   std::int64_t next_balance = now + 60 * hz_;
   bool update_next = false;
   bool has_blocked_load = false;
   nohz_.has_blocked = false;
-  for (int c = 0; c < nr_cpus(); ++c) {
+  const int n = nr_cpus();
+  for (int k = 0; k < n; ++k) {
+    const int c = v513 ? (this_cpu + 1 + k) % n : k;
     Rq& rq = cpu_rq(c);
-    if (c == this_cpu || !rq.nohz_tick_stopped || !idle_cpu(c)) continue;
+    if ((!v513 && c == this_cpu) || !rq.nohz_tick_stopped || !idle_cpu(c)) continue;
     ++lb_probes_;
-    update_blocked_averages(c);
-    has_blocked_load |= rq.has_blocked_load;
+    has_blocked_load |= update_nohz_stats(c, !v513);
     if (time_after_eq(jiffies(), rq.next_balance) && (flags & NOHZ_BALANCE_KICK))
       rebalance_domains(c, CPU_IDLE);
     if (time_after(next_balance, rq.next_balance)) {
@@ -1146,13 +1181,61 @@ bool KernelImpl::nohz_idle_balance(int this_cpu) {
       update_next = true;
     }
   }
-  update_blocked_averages(this_cpu);
-  has_blocked_load |= this_rq.has_blocked_load;
-  if (flags & NOHZ_BALANCE_KICK) rebalance_domains(this_cpu, CPU_IDLE);
+  if (!v513) {
+    if (idle != CPU_NEWLY_IDLE) {
+      update_blocked_averages(this_cpu);
+      has_blocked_load |= this_rq.has_blocked_load;
+    }
+    if (flags & NOHZ_BALANCE_KICK) rebalance_domains(this_cpu, CPU_IDLE);
+  }
   nohz_.next_blocked = now + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
   if (has_blocked_load) nohz_.has_blocked = true;
   if (update_next) nohz_.next_balance = next_balance;
   return true;
+}
+
+// update_nohz_stats (fair.c v5.7): refresh a tickless idle CPU's blocked load, unless it was
+// refreshed this jiffy and `force` is not set. Returns whether blocked load remains.
+bool KernelImpl::update_nohz_stats(int cpu, bool force) {
+  Rq& rq = cpu_rq(cpu);
+  if (!rq.has_blocked_load || !rq.nohz_tick_stopped) return false;
+  if (!force && !time_after(jiffies(), rq.last_blocked_load_update_tick)) return true;
+  update_blocked_averages(cpu);
+  return rq.has_blocked_load;
+}
+
+// nohz_newidle_balance (fair.c v4.17-v5.12; v5.13's c6f886546cb8 from profile v5.13): a CPU
+// about to idle for a while refreshes the idle CPUs' blocked load itself instead of waking
+// one of them. Up to v5.12 at once, from newidle_balance; from v5.13 it only sets
+// NOHZ_NEWILB_KICK, and the idle loop does the update on entry (nohz_run_idle_balance).
+void KernelImpl::nohz_newidle_balance(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (!m_.build.nohz_idle) return;
+  if (rq.avg_idle < sysctl_sched_migration_cost) return;  // will wake up very soon
+  if (!nohz_.has_blocked || time_before(jiffies(), nohz_.next_blocked)) return;
+  if (prof_.version >= 513) {
+    rq.nohz_flags |= NOHZ_NEWILB_KICK;
+    return;
+  }
+  const int outer_probes = lb_probes_;
+  lb_probes_ = 0;
+  if (!_nohz_idle_balance(cpu, NOHZ_STATS_KICK, CPU_NEWLY_IDLE)) kick_ilb(NOHZ_STATS_KICK);
+  rq.debt += static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns;
+  lb_probes_ = outer_probes;
+}
+
+// nohz_run_idle_balance (fair.c v5.13), from do_idle before the idle loop: only when no
+// other kick is pending on this CPU (its softirq would do the same) and nothing waits to run.
+// The pass's time is not charged: the CPU is about to idle.
+void KernelImpl::nohz_run_idle_balance(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  const unsigned flags = rq.nohz_flags;
+  rq.nohz_flags &= ~NOHZ_NEWILB_KICK;
+  if (flags != NOHZ_NEWILB_KICK) return;
+  if (rq.need_resched || rq.nr_running > 0 || !rq.wake_list.empty()) return;
+  const int outer_probes = lb_probes_;
+  _nohz_idle_balance(cpu, NOHZ_STATS_KICK, CPU_IDLE);
+  lb_probes_ = outer_probes;
 }
 
 // /proc/schedstat version 15 (kernel/sched/stats.c v5.4–v5.19): a cpu line per CPU

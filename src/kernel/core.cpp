@@ -531,7 +531,7 @@ void KernelImpl::on_idle_exit(int cpu) {
   timers.swap(rq.pending_timers);
   for (TaskId t : timers) handle_timer_irq(cpu, t);
   process_wake_list(cpu);
-  if (rq.nohz_flags) {
+  if (rq.nohz_flags & NOHZ_KICK_MASK) {
     // Kicked as the idle load balancer: SCHED_SOFTIRQ on the way out of the IPI.
     int saved_cpu = this_cpu_;
     TaskId saved_cur = current_;
@@ -909,6 +909,7 @@ void KernelImpl::enter_idle(int cpu) {
   rq.idle_state = cpuidle_select(cpu);
   rq.idle_entered = now_;
   update_idle_core(cpu);
+  if (rq.nohz_flags & NOHZ_NEWILB_KICK) nohz_run_idle_balance(cpu);
   nohz_balance_enter_idle(cpu);
   // A wakeup may have raced with going idle.
   if (!rq.wake_list.empty() || rq.nr_running > 0) kick_cpu(cpu);

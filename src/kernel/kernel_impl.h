@@ -72,10 +72,17 @@ enum : unsigned {
   LBF_NEED_BREAK = 0x02,
   LBF_DST_PINNED = 0x04,
   LBF_SOME_PINNED = 0x08,
+  LBF_NOHZ_STATS = 0x10,  // v4.17-v5.12: newly idle balancing refreshes idle CPUs' blocked load
+  LBF_NOHZ_AGAIN = 0x20,
 };
 
-// nohz_flags (sched.h v5.7).
-enum : unsigned { NOHZ_BALANCE_KICK = 0x1, NOHZ_STATS_KICK = 0x2, NOHZ_KICK_MASK = 0x3 };
+// nohz_flags (sched.h v5.7; NOHZ_NEWILB_KICK from v5.13, c6f886546cb8).
+enum : unsigned {
+  NOHZ_BALANCE_KICK = 0x1,
+  NOHZ_STATS_KICK = 0x2,
+  NOHZ_KICK_MASK = 0x3,
+  NOHZ_NEWILB_KICK = 0x4,
+};
 
 // struct lb_env (fair.c v5.7). `cpus` is the balancing mask: the domain span minus the
 // CPUs excluded by an epoch stamp in KernelImpl::lb_excluded_.
@@ -433,6 +440,10 @@ class KernelImpl {
   void nohz_balancer_kick(int cpu);
   void kick_ilb(unsigned flags);
   bool nohz_idle_balance(int cpu);
+  bool _nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle);
+  bool update_nohz_stats(int cpu, bool force);
+  void nohz_newidle_balance(int cpu);
+  void nohz_run_idle_balance(int cpu);
   std::string schedstat_text() const;
   // ---- sched-idle balancing RFC (series 4, fair-class.md §8) ----
   bool task_h_idle(const Task& p) const { return p.h_idle; }

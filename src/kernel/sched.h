@@ -287,8 +287,9 @@ struct alignas(64) Rq {
   int push_cpu = -1;
   // NOHZ
   bool nohz_tick_stopped = false;
-  unsigned nohz_flags = 0;  // NOHZ_BALANCE_KICK | NOHZ_STATS_KICK pending on this CPU
+  unsigned nohz_flags = 0;  // NOHZ_*_KICK pending on this CPU
   bool has_blocked_load = false;
+  std::int64_t last_blocked_load_update_tick = 0;  // jiffies
   // Timers armed on this CPU, for the idle governor's "next timer event".
   std::vector<TaskId> armed_timers;
   // stats (schedstat cpu line)
