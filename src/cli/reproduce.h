@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace schedtwin::cli {
 
@@ -31,6 +32,37 @@ inline void add_direction(std::string& text, nlohmann::json& series_json, const 
 inline std::string plus_features(const std::string& own, const std::string& added) {
   if (added.empty()) return own;
   return own.empty() ? added : own + "," + added;
+}
+
+// The kernel profiles each series runs its configurations on: the series' functions below
+// take them from here, and reproduce --features checks the added flags against each of them.
+inline constexpr const char* kSchedIdleFallbackBase = "v5.3";  // without the change
+inline constexpr const char* kSchedIdleFallbackWith = "v5.4";  // with it (merged in v5.4)
+inline constexpr const char* kLatencyNiceKernel = "v5.3";      // the RFC's base
+inline constexpr const char* kRunnableAvgBase = "v5.6";
+inline constexpr const char* kRunnableAvgWith = "v5.7";            // merged in v5.7
+inline constexpr const char* kSchedIdleBalancingKernel = "v5.17";  // the RFC's base
+
+// The distinct profiles `series` ("all" or a series name) runs on, in the order above.
+inline std::vector<const char*> series_profiles(const std::string& series) {
+  auto uses = [&](const char* s) { return series == "all" || series == s; };
+  std::vector<const char*> out;
+  auto add = [&](const char* p) {
+    for (const char* q : out)
+      if (std::string(q) == p) return;
+    out.push_back(p);
+  };
+  if (uses("sched-idle-fallback")) {
+    add(kSchedIdleFallbackBase);
+    add(kSchedIdleFallbackWith);
+  }
+  if (uses("latency-nice")) add(kLatencyNiceKernel);
+  if (uses("runnable-avg")) {
+    add(kRunnableAvgBase);
+    add(kRunnableAvgWith);
+  }
+  if (uses("sched-idle-balancing")) add(kSchedIdleBalancingKernel);
+  return out;
 }
 
 // runs: seeds 1..runs per configuration; full: the posted parameters where --quick

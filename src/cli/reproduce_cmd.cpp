@@ -122,9 +122,9 @@ CaseResult run_case(const std::string& kernel, const std::string& added, bool wi
 nlohmann::json reproduce_sched_idle_fallback(int runs, const std::string& added, std::string& text,
                                              nlohmann::json* occupancy) {
   std::vector<int> idle_cpus;
-  CaseResult no_idle = run_case("v5.4", added, false, runs, nullptr);
-  CaseResult base = run_case("v5.3", added, true, runs, &idle_cpus);
-  CaseResult with = run_case("v5.4", added, true, runs, nullptr, occupancy);
+  CaseResult no_idle = run_case(kSchedIdleFallbackWith, added, false, runs, nullptr);
+  CaseResult base = run_case(kSchedIdleFallbackBase, added, true, runs, &idle_cpus);
+  CaseResult with = run_case(kSchedIdleFallbackWith, added, true, runs, nullptr, occupancy);
   // seed-series.md §1: the posted table and the textogram counts it quotes.
   constexpr double u = -1;
   const Published pub[3] = {{"8 CFS, no SCHED_IDLE tasks (v5.4)",
@@ -255,13 +255,7 @@ void register_reproduce_command(CLI::App& app) {
     if (!o->features.empty()) {
       // One clear error, and each warning once, before the minutes of running: on each
       // profile the chosen series run.
-      std::vector<const char*> profiles;
-      auto uses = [&](const char* s) { return o->series == "all" || o->series == s; };
-      if (uses("sched-idle-fallback") || uses("latency-nice")) profiles.push_back("v5.3");
-      if (uses("sched-idle-fallback")) profiles.push_back("v5.4");
-      if (uses("runnable-avg")) profiles.insert(profiles.end(), {"v5.6", "v5.7"});
-      if (uses("sched-idle-balancing")) profiles.push_back("v5.17");
-      for (const char* name : profiles) {
+      for (const char* name : series_profiles(o->series)) {
         kernel::Profile p = kernel::make_profile(name);
         kernel::apply_features(p.features, o->features, "--features", &p.unmodelled);
         print_feature_warnings(p, "--features");

@@ -49,7 +49,7 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, const std::string& ad
         CommonOptions o;
         o.feature_warnings = false;  // said once, up front (reproduce --features)
         o.machine = "xeon-2s-88";
-        o.kernel = "v5.3";
+        o.kernel = kLatencyNiceKernel;
         o.features = plus_features(features[c], added);
         o.seed = static_cast<std::uint64_t>(seed);
         workload::PingpongParams p;

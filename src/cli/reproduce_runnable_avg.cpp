@@ -80,7 +80,7 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
 
   // Classification counts: summed over the runs (exact integers), then the mean per run.
   double cls[2][6][5] = {};
-  const char* kernels[2] = {"v5.6", "v5.7"};
+  const char* kernels[2] = {kRunnableAvgBase, kRunnableAvgWith};
   for (int k = 0; k < 2; ++k)
     for (int seed = 1; seed <= runs; ++seed) {
       MessagingOutcome out = run(kernels[k], added, seed, hackbench(4, 640), true);

@@ -20,10 +20,11 @@ constexpr const char* kOff =
 // The quiet case has no "noise" group: an empty group would only draw a warning.
 std::string scenario(bool noisy, double duration_s) {
   return fmt::format(
-      R"({{ "machine": "xeon-e5-2650v4", "kernel": "v5.17", "duration_s": {},
+      R"({{ "machine": "xeon-e5-2650v4", "kernel": "{}", "duration_s": {},
     "groups": {{ "normal": {{}}{} }},
     "workloads": [ {{ "group": "normal", "schbench": ["-m", "2", "-t", "24", "-w", "{}"] }}{} ] }})",
-      duration_s, noisy ? R"(, "noise": { "cpu.idle": 1 })" : "", duration_s >= 10 ? 5 : 1,
+      kSchedIdleBalancingKernel, duration_s, noisy ? R"(, "noise": { "cpu.idle": 1 })" : "",
+      duration_s >= 10 ? 5 : 1,
       noisy ? R"(, { "group": "noise", "messaging": ["-g", "1", "-l", "4000000"] })" : "");
 }
 
@@ -104,7 +105,7 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::st
           CommonOptions c;
           c.feature_warnings = false;  // said once, up front (reproduce --features)
           c.machine = "xeon-e5-2650v4";
-          c.kernel = "v5.17";
+          c.kernel = kSchedIdleBalancingKernel;
           c.features = plus_features(with ? "sched-idle-balancing" : kOff, added);
           c.seed = static_cast<std::uint64_t>(seed);
           workload::MessagingParams p;
