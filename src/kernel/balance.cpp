@@ -177,7 +177,9 @@ void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
   if (need_decay) rq.max_idle_balance_cost = std::max(sysctl_sched_migration_cost, max_cost);
   if (update_next) {
     rq.next_balance = next_balance;
-    if (idle == CPU_IDLE && time_after(nohz_.next_balance, rq.next_balance))
+    // Up to v5.12 the idle load balancer's own pass lowers nohz.next_balance here; from v5.13
+    // (7a82e5f52a35) its walk over the idle CPUs, which now ends with itself, does.
+    if (prof_.version < 513 && idle == CPU_IDLE && time_after(nohz_.next_balance, rq.next_balance))
       nohz_.next_balance = rq.next_balance;
   }
 }
@@ -1157,9 +1159,9 @@ bool KernelImpl::nohz_idle_balance(int this_cpu) {
 // their behalf. Up to v5.12 the CPUs are walked in order, then this CPU (not when newly idle:
 // it has just updated its own); from v5.13 one walk starts after this CPU and ends with it,
 // and a CPU's stats are refreshed only if not already this jiffy. Leaves out the
-// need_resched() abort: nothing reaches this CPU while the pass runs. Returns true when the
-// walk was completed.
-bool KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle) {
+// need_resched() abort (nothing reaches this CPU while the pass runs), so the walk always
+// completes and no other CPU is kicked to finish it.
+void KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle) {
   Rq& this_rq = cpu_rq(this_cpu);
   const bool v513 = prof_.version >= 513;
   const std::int64_t now = jiffies();
@@ -1191,7 +1193,6 @@ bool KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type 
   nohz_.next_blocked = now + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
   if (has_blocked_load) nohz_.has_blocked = true;
   if (update_next) nohz_.next_balance = next_balance;
-  return true;
 }
 
 // update_nohz_stats (fair.c v5.7): refresh a tickless idle CPU's blocked load, unless it was
@@ -1219,7 +1220,7 @@ void KernelImpl::nohz_newidle_balance(int cpu) {
   }
   const int outer_probes = lb_probes_;
   lb_probes_ = 0;
-  if (!_nohz_idle_balance(cpu, NOHZ_STATS_KICK, CPU_NEWLY_IDLE)) kick_ilb(NOHZ_STATS_KICK);
+  _nohz_idle_balance(cpu, NOHZ_STATS_KICK, CPU_NEWLY_IDLE);
   rq.debt += static_cast<Time>(lb_probes_) * m_.costs.idle_probe.ns;
   lb_probes_ = outer_probes;
 }

@@ -440,7 +440,7 @@ class KernelImpl {
   void nohz_balancer_kick(int cpu);
   void kick_ilb(unsigned flags);
   bool nohz_idle_balance(int cpu);
-  bool _nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle);
+  void _nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle);
   bool update_nohz_stats(int cpu, bool force);
   void nohz_newidle_balance(int cpu);
   void nohz_run_idle_balance(int cpu);
