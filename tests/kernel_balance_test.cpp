@@ -648,3 +648,37 @@ TEST(Balance, NewlyIdleBalancingRefreshesTheBlockedLoadItReadsUntilV513) {
     EXPECT_EQ(k.lb_stats_.classified[CPU_NEWLY_IDLE][0][0], 4u) << profile;  // one group a CPU
   }
 }
+
+// The idle load balancer's walk (_nohz_idle_balance): up to v5.12 the other idle CPUs in
+// order, then itself; from v5.13 (7a82e5f52a35) from the CPU after itself, wrapping, so
+// that it ends with itself. Kicked on CPU 2 with a task waiting on CPU 0 and CPUs 1-3 all
+// due to balance: the first CPU the walk reaches pulls it, CPU 1 under v5.7 and CPU 3 under
+// v5.17.
+TEST(Balance, TheIdleLoadBalancerWalksFromTheNextCpuFromV513) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    machine::Machine m = flat_machine(1, 4);
+    m.build.nohz_idle = true;
+    KernelImpl k(m, config(profile));
+    BusyBody a, b;
+    TaskId ta = k.create_task({.name = "a", .cpus = {0}}, &a, 0);
+    TaskId tb = k.create_task({.name = "b", .cpus = {0}}, &b, 0);
+    k.run_until(ms(100));
+    for (TaskId t : {ta, tb}) {
+      k.task(t).allowed.assign(4, true);
+      k.task(t).nr_cpus_allowed = 4;
+    }
+    TaskId waiting = k.cpu_rq(0).curr == ta ? tb : ta;
+    k.task(waiting).se.exec_start = k.now_ - ms(1);  // not cache hot
+    for (int c = 1; c < 4; ++c) {
+      Rq& rq = k.cpu_rq(c);
+      ASSERT_TRUE(k.idle_cpu(c) && rq.nohz_tick_stopped) << profile << " cpu" << c;
+      rq.next_balance = k.jiffies() - 1;
+      for (SchedDomain& sd : rq.sd) sd.last_balance = k.jiffies() - 1000;
+    }
+    k.this_cpu_ = 2;
+    k.current_ = kNoTask;
+    k.in_cpu_context_ = true;
+    k._nohz_idle_balance(2, NOHZ_KICK_MASK, CPU_IDLE);
+    EXPECT_EQ(k.task(waiting).cpu, std::string(profile) == "v5.7" ? 1 : 3) << profile;
+  }
+}
