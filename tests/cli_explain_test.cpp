@@ -2,6 +2,7 @@
 // nothing written; the log is the same bytes for the same seed; --check reports its count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -84,9 +85,12 @@ TEST(CliExplain, JsonlFieldsCarryTheDecisionsFigures) {
     if (kind == "balance" && fields.value("outcome", "") == "moved") {
       const int moved = fields.at("moved");
       const int busiest = fields.at("busiest_cpu");
-      EXPECT_EQ(result,
-                "moved " + std::to_string(moved) + " task(s) from cpu" + std::to_string(busiest))
+      const std::string tasks = fields.at("moved_tasks");
+      EXPECT_EQ(result, "moved " + std::to_string(moved) + " task(s) from cpu" +
+                            std::to_string(busiest) + ": " + tasks)
           << line;
+      // One space-separated task label per task moved.
+      EXPECT_EQ(std::count(tasks.begin(), tasks.end(), ' '), moved - 1) << line;
       EXPECT_TRUE(fields.at("busiest_nr_running").is_number_integer()) << line;
       EXPECT_TRUE(fields.at("local_load").is_number_integer()) << line;
       EXPECT_TRUE(fields.at("imbalance").is_number_integer()) << line;

@@ -86,15 +86,18 @@ TEST(Explain, TheScanBudgetShowsItsInputs) {
     const nlohmann::json& f = j["fields"];
     if (!f.contains("budget")) continue;
     ASSERT_EQ(f["budget_rule"], "SIS_PROP (v5.4: avg_idle / 512)") << line;
-    const long long idle = f["budget_avg_idle_ns"], cost = f["budget_avg_scan_cost_ns"];
-    const long long span_avg = 4 * idle;
+    const long long idle_ns = f["budget_avg_idle_ns"], cost = f["budget_avg_scan_cost_ns"];
+    ASSERT_EQ(f["budget_avg_idle_divisor"], 512) << line;
+    const long long span_avg = 4 * (idle_ns / 512);
     const long long nr = span_avg > 4 * (cost + 1) ? span_avg / (cost + 1) : 4;
-    EXPECT_EQ(f["budget"].get<long long>(), nr - 1) << line;
+    EXPECT_EQ(f["budget_nr"].get<long long>(), nr) << line;
+    EXPECT_EQ(f["budget"].get<long long>(), nr - 1) << line;  // the loop's --nr test
+    const long long idle = idle_ns;
     if (first_avg_idle < 0) first_avg_idle = idle;
     ++checked;
   }
   EXPECT_GE(checked, 1);
-  EXPECT_EQ(first_avg_idle, 1953);
+  EXPECT_EQ(first_avg_idle, 1000000);  // rq->avg_idle's boot value: 2 x migration_cost
 }
 
 TEST(Explain, BalanceRecordsNameTheDomainAndTheOutcome) {

@@ -405,21 +405,26 @@ bool same_model(const kernel::Profile& base, const kernel::Profile& with) {
 
 // "+X -Y" of `with` against `base` (and the profile if it changed).
 std::string change(const kernel::Profile& base, const kernel::Profile& with) {
-  std::vector<std::string> parts;
+  // Groups joined by "; ": the kernel, the flags, sd_init's tunables.
+  std::vector<std::string> groups;
   if (base.name != with.name)
-    parts.push_back(fmt::format("kernel {} -> {},", base.name, with.name));
+    groups.push_back(fmt::format("kernel {} -> {}", base.name, with.name));
+  std::vector<std::string> flags;
   for (int i = 0; i < kernel::kNumFeatures; ++i) {
     const auto x = static_cast<kernel::Feature>(i);
     if (base.features.has(x) != with.features.has(x))
-      parts.push_back(
+      flags.push_back(
           fmt::format("{}{}", with.features.has(x) ? "+" : "-", kernel::feature_name(x)));
   }
+  if (!flags.empty()) groups.push_back(fmt::format("{}", fmt::join(flags, " ")));
   if (base.busy_factor != with.busy_factor ||
       base.default_imbalance_pct != with.default_imbalance_pct)
-    parts.push_back(fmt::format("busy_factor {} -> {}, imbalance_pct {} -> {}", base.busy_factor,
-                                with.busy_factor, base.default_imbalance_pct,
-                                with.default_imbalance_pct));
-  return parts.empty() ? "same as base" : fmt::format("{}", fmt::join(parts, " "));
+    groups.push_back(fmt::format(
+        "sd_init defaults busy_factor {} -> {}, imbalance_pct {} -> {} (`machine domains "
+        "--tunables` gives each level)",
+        base.busy_factor, with.busy_factor, base.default_imbalance_pct,
+        with.default_imbalance_pct));
+  return groups.empty() ? "same as base" : fmt::format("{}", fmt::join(groups, "; "));
 }
 
 nlohmann::json profile_json(const std::string& spec, const kernel::Profile& p) {

@@ -14,6 +14,7 @@
 // cache line) per CPU whose statistics it reads; that time is what max_newidle_lb_cost
 // learns.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -688,6 +689,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
   env.loop_break = sched_nr_migrate_break;
   ++lb_epoch_;  // env->cpus = the domain span
   int ld_moved = 0;
+  std::vector<std::string> moved_tasks;  // --explain only
   bool active_balance = false;
   int busiest_cpu = -1;
   const bool v512 = prof_.version >= 512;
@@ -746,6 +748,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     env.src_cpu = busiest_cpu;
     Rq& busiest = cpu_rq(busiest_cpu);
     ld_moved = 0;
+    moved_tasks.clear();
     bool redo = false;
     // v5.12 (8a41dfcda7a3): set whatever busiest runs, cleared by the first task that could
     // run here (detach_tasks or the active balance below). With v5.12's need_active_balance
@@ -758,6 +761,8 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
       for (;;) {  // more_balance:
         int cur = detach_tasks(env);
         if (cur) {
+          if (xp())
+            for (TaskId t : lb_detached_) moved_tasks.push_back(task_label(t));
           attach_tasks(env);
           ld_moved += cur;
         }
@@ -854,8 +859,10 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
                                   ? (active_balance ? "active_balance" : "nothing_moved")
                                   : outcomes[outcome]);
     explain_->data("moved", ld_moved);
+    if (ld_moved) explain_->data("moved_tasks", fmt::format("{}", fmt::join(moved_tasks, " ")));
     if (outcome == MOVED)
-      explain_->end(ld_moved ? fmt::format("moved {} task(s) from cpu{}", ld_moved, busiest_cpu)
+      explain_->end(ld_moved ? fmt::format("moved {} task(s) from cpu{}: {}", ld_moved, busiest_cpu,
+                                           fmt::join(moved_tasks, " "))
                     : active_balance
                         ? fmt::format("nothing moved; active balance kicked on cpu{}", busiest_cpu)
                         : std::string("nothing moved"));

@@ -147,15 +147,23 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
 
   std::int64_t nr = std::numeric_limits<int>::max();
   bool account_scan = true;  // feed the scan's time into avg_scan_cost
-  // --explain: what the budget was computed from (inputs in ns).
+  // --explain: what the budget was computed from (inputs in ns). `divisor`: v5.4 scales
+  // avg_idle down by 512 ("large fuzz factor"); nr is the kernel's variable, and its
+  // decrement-then-test loop examines nr - 1 CPUs.
   std::string why;
-  auto sis_prop_inputs = [&](const char* rule, std::uint64_t avg_idle, std::uint64_t avg_cost) {
+  auto sis_prop_inputs = [&](const char* rule, std::uint64_t avg_idle_ns, std::uint64_t divisor,
+                             std::uint64_t avg_cost, std::int64_t nr_out) {
     if (!xp()) return;
-    why = fmt::format("{}: {} CPUs x avg_idle {} / (avg_scan_cost {} + 1)", rule, span.size(),
-                      avg_idle, avg_cost - 1);
+    why = fmt::format(
+        "{}: nr = {} CPUs x avg_idle {}{} / (avg_scan_cost {} + 1) = {}, at least 4; examines nr - "
+        "1",
+        rule, span.size(), avg_idle_ns, divisor > 1 ? fmt::format(" / {}", divisor) : std::string(),
+        avg_cost - 1, nr_out);
     explain_->data("budget_rule", rule);
-    explain_->data("budget_avg_idle_ns", static_cast<long long>(avg_idle));
+    explain_->data("budget_avg_idle_ns", static_cast<long long>(avg_idle_ns));
+    explain_->data("budget_avg_idle_divisor", static_cast<long long>(divisor));
     explain_->data("budget_avg_scan_cost_ns", static_cast<long long>(avg_cost - 1));
+    explain_->data("budget_nr", static_cast<long long>(nr_out));
   };
   if (feat(Feature::LATENCY_NICE_SIS)) {
     // Latency-nice RFC patches 2, 5, 6: the budget is the task's share of the LLC, at least
@@ -169,8 +177,10 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
         static_cast<std::int64_t>(p.latency_nice) * static_cast<std::int64_t>(span.size()) / 100,
         floor);
     if (xp()) {
-      why = fmt::format("LATENCY_NICE_SIS: latency-nice {} x {} CPUs / 100, at least {}",
-                        p.latency_nice, span.size(), floor);
+      why = fmt::format(
+          "LATENCY_NICE_SIS: nr = latency-nice {} x {} CPUs / 100, at least {}; "
+          "examines nr - 1",
+          p.latency_nice, span.size(), floor);
       explain_->data("budget_rule", "LATENCY_NICE_SIS");
     }
   } else if (has_idle_core) {
@@ -188,7 +198,7 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
     std::uint64_t avg_cost = this_sd.avg_scan_cost + 1;
     std::uint64_t span_avg = span.size() * avg_idle;
     nr = span_avg > 4 * avg_cost ? static_cast<std::int64_t>(span_avg / avg_cost) : 4;
-    sis_prop_inputs("SIS_PROP (v5.13: wake_avg_idle)", avg_idle, avg_cost);
+    sis_prop_inputs("SIS_PROP (v5.13: wake_avg_idle)", avg_idle, 1, avg_cost, nr);
   } else if (feat(Feature::SIS_PROP)) {
     // v5.4: "Large fuzz factor; hackbench in particular is sensitive here"
     std::uint64_t avg_idle = static_cast<std::uint64_t>(this_rq.avg_idle) / 512;
@@ -199,7 +209,8 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
       nr = static_cast<std::int64_t>(span_avg / avg_cost);
     else
       nr = 4;
-    sis_prop_inputs("SIS_PROP (v5.4: avg_idle / 512)", avg_idle, avg_cost);
+    sis_prop_inputs("SIS_PROP (v5.4: avg_idle / 512)", static_cast<std::uint64_t>(this_rq.avg_idle),
+                    512, avg_cost, nr);
   } else {
     account_scan = false;
   }
@@ -222,8 +233,9 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
   std::string scan;
   if (x) {
     const bool all = nr == std::numeric_limits<int>::max();
-    scan = fmt::format("select_idle_cpu budget={}{}:", all ? std::string("all") : std::to_string(nr - 1),
-                       why.empty() ? std::string() : " (" + why + ")");
+    scan = fmt::format(
+        "select_idle_cpu budget={}{}:", all ? std::string("all") : std::to_string(nr - 1),
+        why.empty() ? std::string() : " (" + why + ")");
     if (!all) explain_->data("budget", static_cast<long long>(nr - 1));
   }
   // SIS_ROTATE (latency-nice RFC patches 8, 9): resume where the last search for this
@@ -681,6 +693,7 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
     if (want_affine && (lvl.flags & SD_WAKE_AFFINE) &&
         std::binary_search(lvl.span.begin(), lvl.span.end(), prev_cpu)) {
       if (cpu != prev_cpu) new_cpu = wake_affine(static_cast<int>(k), p, cpu, prev_cpu, sync);
+      if (xp()) explain_->data("affine_target_cpu", new_cpu);
       if (xp())
         explain_->step(fmt::format("wake_affine in {} {}: target cpu{}{}", lvl.name, "domain",
                                    new_cpu,
