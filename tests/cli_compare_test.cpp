@@ -152,6 +152,9 @@ TEST(CliCompare, HackbenchOptionsMeanWhatTheyMeanInHackbench) {
   EXPECT_NEAR(m["mean"].get<double>(), mean, 1e-15);
   EXPECT_NEAR(m["sd"].get<double>(), std::sqrt(ss / 2), 1e-15);
   EXPECT_EQ(m["n"], 3);
+  // Each seed's own figure, seed 1 first: the runs behind the mean.
+  EXPECT_EQ(m["values"], json::array({x[0], x[1], x[2]}));
+  EXPECT_EQ(j["metrics"]["context_switches"]["base"]["values"][2].get<double>(), cs[2]);
   // The run-wide counters follow the subcommand's figures, from the same runs.
   EXPECT_EQ(j["metric_order"], json::array({"total_time_s", "context_switches", "migrations"}));
   EXPECT_NEAR(j["metrics"]["context_switches"]["base"]["mean"].get<double>(),

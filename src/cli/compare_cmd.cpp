@@ -431,11 +431,17 @@ nlohmann::json profile_json(const std::string& spec, const kernel::Profile& p) {
   return {{"spec", spec}, {"kernel", p.name}, {"features", p.features.names()}};
 }
 
-nlohmann::json stats_json(const metrics::SampleStats& s) {
+// mean, sd, n and the runs' own figures by seed (`values`; null where a run did not report
+// the metric), so that a wide sd can be looked into without re-running.
+nlohmann::json stats_json(const metrics::SampleStats& s,
+                          const std::vector<std::optional<double>>& by_seed) {
   nlohmann::json j;
   j["n"] = s.n;
   j["mean"] = s.n ? nlohmann::json(s.mean) : nlohmann::json(nullptr);
   j["sd"] = std::isnan(s.sd) ? nlohmann::json(nullptr) : nlohmann::json(s.sd);
+  j["values"] = nlohmann::json::array();
+  for (const std::optional<double>& v : by_seed)
+    j["values"].push_back(v ? nlohmann::json(*v) : nlohmann::json(nullptr));
   return j;
 }
 
@@ -741,8 +747,8 @@ CompareOutcome run_compare(const CompareRequest& r) {
       rows.push_back(std::move(row));
       if (has_ci && c.pairs < runs) partial = true;
       nlohmann::json m;
-      m["base"] = stats_json(c.base);
-      m["with"] = stats_json(c.with);
+      m["base"] = stats_json(c.base, v[0]);
+      m["with"] = stats_json(c.with, v[1]);
       m["diff_pct"] = c.diff_pct ? nlohmann::json(*c.diff_pct) : nlohmann::json(nullptr);
       m["ci95_pct"] = has_ci ? nlohmann::json::array({*c.ci95_lo_pct, *c.ci95_hi_pct})
                              : nlohmann::json(nullptr);
