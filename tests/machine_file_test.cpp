@@ -113,6 +113,23 @@ TEST(MachineFile, GeneratorThreadsLast) {
   EXPECT_EQ(m.topology_source, "gen");
 }
 
+// A generated topology has no topology.cpus to point at: a package without a NUMA node
+// names the packages and the matrix they need.
+TEST(MachineFile, GeneratedPackagesNeedTheirNodesInTheMatrix) {
+  json j = base();
+  j["topology"] = {{"packages", 2}, {"cores_per_package", 2}, {"threads_per_core", 1}};
+  j["numa_distance"]["matrix"] = {{10}};
+  expect_error(j,
+               "m.json: topology.packages: each package is a NUMA node, so 2 packages need a 2 x "
+               "2 numa_distance.matrix (10 on the diagonal, the SLIT distances elsewhere); the "
+               "one given has 1 node");
+  j.erase("numa_distance");
+  expect_error(j,
+               "m.json: topology.packages: each package is a NUMA node, so 2 packages need a "
+               "2 x 2 numa_distance.matrix (10 on the diagonal, the SLIT distances elsewhere); "
+               "none is given");
+}
+
 TEST(MachineFile, GeneratorThreadsAdjacentWithClusters) {
   json j = base();
   j["topology"] = {{"packages", 1},         {"cores_per_package", 4},
@@ -176,8 +193,27 @@ TEST(MachineFile, UnknownKeys) {
   j["costs"]["ipi"]["us"] = 1;
   expect_error(j, "costs.ipi.us: unknown key");
   j = base();
-  j["topology"]["packages"] = 1;
-  expect_error(j, "topology.packages: unknown key");
+  j["topology"]["packages"] = 1;  // beside an explicit cpus list
+  expect_error(j,
+               "topology.packages: a topology is either an explicit \"cpus\" list or the "
+               "generator keys (packages, cores_per_package, threads_per_core, ...), not both");
+}
+
+// A key or preset name one or two edits from a known one is named in the error.
+TEST(MachineFile, NearMissesAreSuggested) {
+  json j = base();
+  j["smt_througput"] = 1.0;
+  expect_error(j, "m.json: smt_througput: unknown key (did you mean \"smt_throughput\"? expected");
+  try {
+    load_machine("xeon-e5-2650", "--machine");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--machine: unknown machine 'xeon-e5-2650': did you mean "
+                                          "'xeon-e5-2650v4'? not a preset (",
+                                          0),
+              0u)
+        << e.what();
+  }
 }
 
 TEST(MachineFile, MissingKeys) {

@@ -16,6 +16,7 @@
 
 #include "engine/counting_iter.h"
 #include "engine/error.h"
+#include "engine/spelling.h"
 #include "machine/capture.h"
 
 namespace schedtwin::machine {
@@ -189,9 +190,14 @@ class Reader {
                   const std::vector<std::string>& required) const {
     expect_object(obj, path);
     for (auto it = obj.begin(); it != obj.end(); ++it)
-      if (!allowed.count(it.key()))
+      if (!allowed.count(it.key())) {
+        const std::string near =
+            engine::closest_spelling(it.key(), {allowed.begin(), allowed.end()});
         fail(child(path, it.key()),
-             fmt::format("unknown key (expected one of: {})", fmt::join(allowed, ", ")));
+             fmt::format("unknown key ({}expected one of: {})",
+                         near.empty() ? std::string() : fmt::format("did you mean \"{}\"? ", near),
+                         fmt::join(allowed, ", ")));
+      }
     for (const std::string& k : required)
       if (!obj.contains(k)) fail(child(path, k), "missing");
   }
@@ -513,7 +519,9 @@ std::string parse_error_text(const std::string& what) {
 
 namespace {
 
-void validate(const Machine& m, const Reader& r) {
+// generated: the CPUs were expanded from topology.packages etc., so an error about a CPU's
+// node names the packages (each is a node) rather than a topology.cpus entry the file lacks.
+void validate(const Machine& m, const Reader& r, bool generated = false) {
   const size_t n = m.cpus.size();
   if (n == 0) r.fail("topology.cpus", "empty: a machine needs at least one CPU");
   if (n > static_cast<size_t>(Machine::kMaxCpus))
@@ -553,6 +561,16 @@ void validate(const Machine& m, const Reader& r) {
       r.fail(cpu_path(i, "capacity"),
              fmt::format("{} is outside 1..1024 (SCHED_CAPACITY_SCALE)", c.capacity));
     // Without a matrix (e.g. a generated topology of two packages) say what to give.
+    if (generated && c.node >= nodes)
+      r.fail("topology.packages",
+             fmt::format(
+                 "each package is a NUMA node, so {} packages need a {} x {} "
+                 "numa_distance.matrix (10 on the diagonal, the SLIT distances "
+                 "elsewhere); {}",
+                 m.cpus.back().package + 1, m.cpus.back().package + 1, m.cpus.back().package + 1,
+                 m.numa_source == kSingleNodeSource
+                     ? std::string("none is given")
+                     : fmt::format("the one given has {} node{}", nodes, nodes == 1 ? "" : "s")));
     if (c.node < 0 || c.node >= nodes)
       r.fail(cpu_path(i, "node"),
              c.node >= nodes && m.numa_source == kSingleNodeSource
@@ -690,7 +708,14 @@ Machine read_machine(const json& j, const Reader& r) {
 
   const json& t = j["topology"];
   r.expect_object(t, "topology");
-  if (t.contains("cpus")) {
+  const bool generated = !t.contains("cpus");
+  if (!generated) {
+    for (const char* k : {"packages", "cores_per_package", "threads_per_core",
+                          "clusters_per_package", "llc", "numbering", "capacity"})
+      if (t.contains(k))
+        r.fail(std::string("topology.") + k,
+               "a topology is either an explicit \"cpus\" list or the generator keys "
+               "(packages, cores_per_package, threads_per_core, ...), not both");
     r.check_keys(t, "topology", {"source", "cpus"}, {"cpus"});
     m.cpus = read_cpu_list(r, t["cpus"]);
   } else {
@@ -779,7 +804,7 @@ Machine read_machine(const json& j, const Reader& r) {
   m.build.nohz_idle = r.boolean(kb["nohz_idle"], "kernel_build.nohz_idle");
   m.build.source = r.optional_source(kb, "kernel_build");
 
-  validate(m, r);
+  validate(m, r, generated);
   normalize_ids(m);
   return m;
 }
@@ -861,10 +886,15 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
   const std::filesystem::path path{std::string(name_or_path)};
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    if (!looks_like_machine_path(name_or_path) && !std::filesystem::exists(path, ec))
-      throw InputError(fmt::format("{}{}unknown machine '{}': not a preset ({}) nor a machine file",
-                                   option, option.empty() ? "" : ": ", name_or_path,
-                                   fmt::join(preset_names(), ", ")));
+    if (!looks_like_machine_path(name_or_path) && !std::filesystem::exists(path, ec)) {
+      const std::vector<std::string> names = preset_names();
+      const std::string near = engine::closest_spelling(name_or_path, {names.begin(), names.end()});
+      throw InputError(
+          fmt::format("{}{}unknown machine '{}': {}not a preset ({}) nor a machine file", option,
+                      option.empty() ? "" : ": ", name_or_path,
+                      near.empty() ? std::string() : fmt::format("did you mean '{}'? ", near),
+                      fmt::join(names, ", ")));
+    }
     throw InputError(
         fmt::format("{}{}{}: cannot read machine file ({})", option, option.empty() ? "" : ": ",
                     name_or_path,
