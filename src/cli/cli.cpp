@@ -58,7 +58,8 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
          "FILE with --explain=FILE)")
       ->expected(0, 1)
       ->type_name("[=FILE]")
-      ->default_str("-");
+      ->default_str("-")  // the value when none is given: stderr
+      ->option_text("[=FILE]");
   sub.add_option("--explain-format", o.explain_format,
                  "Format of --explain: text (one line per decision) or jsonl")
       ->check(CLI::IsMember({"text", "jsonl"}))
