@@ -682,3 +682,35 @@ TEST(Balance, TheIdleLoadBalancerWalksFromTheNextCpuFromV513) {
     EXPECT_EQ(k.task(waiting).cpu, std::string(profile) == "v5.7" ? 1 : 3) << profile;
   }
 }
+
+// NOHZ_NEXT_KICK (v5.16, efd984c481ab / 7fd7a9e0caba): a CPU entering tickless idle sets
+// nohz.needs_update, and the next busy tick kicks an idle load balancer just to collate the
+// idle CPUs' next_balance into nohz.next_balance, leaving their blocked load alone. Not in
+// v5.7: with nothing due, that tick kicks no one.
+TEST(Balance, ACpuGoingTicklessHasItsNextBalanceCollatedFromV516) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    machine::Machine m = flat_machine(1, 4);
+    m.build.nohz_idle = true;
+    KernelImpl k(m, config(profile));
+    const bool v516 = std::string(profile) == "v5.17";
+    EXPECT_EQ(k.nohz_.needs_update, v516) << profile;  // every CPU boots tickless
+    ASSERT_FALSE(k.nohz_.has_blocked && k.jiffies() > k.nohz_.next_blocked);  // no stats due
+    k.nohz_.next_balance = k.jiffies() + 100;                                 // nor a balance
+    k.this_cpu_ = 0;
+    k.nohz_balancer_kick(0);
+    EXPECT_EQ(k.cpu_rq(1).nohz_flags, v516 ? NOHZ_NEXT_KICK : 0u) << profile;  // first idle CPU
+    if (!v516) continue;
+    const std::int64_t j = k.jiffies();
+    k.cpu_rq(1).next_balance = j + 20;
+    k.cpu_rq(2).next_balance = j + 7;
+    k.cpu_rq(3).next_balance = j + 30;
+    const std::int64_t next_blocked = k.nohz_.next_blocked;
+    const bool has_blocked = k.nohz_.has_blocked;
+    k.this_cpu_ = 1;
+    k._nohz_idle_balance(1, NOHZ_NEXT_KICK, CPU_IDLE);
+    EXPECT_FALSE(k.nohz_.needs_update);
+    EXPECT_EQ(k.nohz_.next_balance, j + 7);
+    EXPECT_EQ(k.nohz_.has_blocked, has_blocked);
+    EXPECT_EQ(k.nohz_.next_blocked, next_blocked);
+  }
+}

@@ -1100,6 +1100,7 @@ void KernelImpl::nohz_balance_enter_idle(int cpu) {
     rq.nohz_tick_stopped = true;
     nohz_.nr_cpus++;
     llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus--;  // set_cpu_sd_state_idle
+    if (prof_.version >= 516) nohz_.needs_update = true;         // 7fd7a9e0caba
   }
   nohz_.has_blocked = true;
 }
@@ -1123,11 +1124,13 @@ void KernelImpl::nohz_balancer_kick(int cpu) {
   if (nohz_.has_blocked && time_after(now, nohz_.next_blocked)) flags = NOHZ_STATS_KICK;
   if (!(now - nohz_.next_balance < 0)) {
     if (rq.nr_running >= 2) {
-      flags = NOHZ_KICK_MASK;
+      flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
     } else if (rq.sd_llc >= 0 && llc_shared_[static_cast<size_t>(rq.llc_id)].nr_busy_cpus > 1) {
-      flags = NOHZ_KICK_MASK;
+      flags = NOHZ_STATS_KICK | NOHZ_BALANCE_KICK;
     }
   }
+  // v5.16 (efd984c481ab): a CPU that went tickless has its next_balance collated by an ILB.
+  if (nohz_.needs_update) flags |= NOHZ_NEXT_KICK;
   if (flags) kick_ilb(flags);
 }
 
@@ -1165,7 +1168,8 @@ bool KernelImpl::nohz_idle_balance(int this_cpu) {
 // refresh the blocked load of the tickless idle CPUs and, with NOHZ_BALANCE_KICK, balance on
 // their behalf. Up to v5.12 the CPUs are walked in order, then this CPU (not when newly idle:
 // it has just updated its own); from v5.13 one walk starts after this CPU and ends with it,
-// and a CPU's stats are refreshed only if not already this jiffy. Leaves out the
+// and a CPU's stats are refreshed only if not already this jiffy. A v5.16 NOHZ_NEXT_KICK
+// alone only collates the CPUs' next_balance: no stats, no balancing. Leaves out the
 // need_resched() abort (nothing reaches this CPU while the pass runs), so the walk always
 // completes and no other CPU is kicked to finish it.
 void KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type idle) {
@@ -1175,14 +1179,16 @@ void KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type 
   std::int64_t next_balance = now + 60 * hz_;
   bool update_next = false;
   bool has_blocked_load = false;
-  nohz_.has_blocked = false;
+  const bool stats = flags & NOHZ_STATS_KICK;
+  if (stats) nohz_.has_blocked = false;
+  if (flags & NOHZ_NEXT_KICK) nohz_.needs_update = false;
   const int n = nr_cpus();
   for (int k = 0; k < n; ++k) {
     const int c = v513 ? (this_cpu + 1 + k) % n : k;
     Rq& rq = cpu_rq(c);
     if ((!v513 && c == this_cpu) || !rq.nohz_tick_stopped || !idle_cpu(c)) continue;
     ++lb_probes_;
-    has_blocked_load |= update_nohz_stats(c, !v513);
+    if (stats) has_blocked_load |= update_nohz_stats(c, !v513);
     if (time_after_eq(jiffies(), rq.next_balance) && (flags & NOHZ_BALANCE_KICK))
       rebalance_domains(c, CPU_IDLE);
     if (time_after(next_balance, rq.next_balance)) {
@@ -1197,7 +1203,7 @@ void KernelImpl::_nohz_idle_balance(int this_cpu, unsigned flags, cpu_idle_type 
     }
     if (flags & NOHZ_BALANCE_KICK) rebalance_domains(this_cpu, CPU_IDLE);
   }
-  nohz_.next_blocked = now + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
+  if (stats) nohz_.next_blocked = now + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
   if (has_blocked_load) nohz_.has_blocked = true;
   if (update_next) nohz_.next_balance = next_balance;
 }

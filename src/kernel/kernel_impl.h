@@ -76,12 +76,14 @@ enum : unsigned {
   LBF_NOHZ_AGAIN = 0x20,
 };
 
-// nohz_flags (sched.h v5.7; NOHZ_NEWILB_KICK from v5.13, c6f886546cb8).
+// nohz_flags (sched.h v5.7; NOHZ_NEWILB_KICK from v5.13, c6f886546cb8; NOHZ_NEXT_KICK from
+// v5.16, efd984c481ab: only collate nohz.next_balance).
 enum : unsigned {
   NOHZ_BALANCE_KICK = 0x1,
   NOHZ_STATS_KICK = 0x2,
-  NOHZ_KICK_MASK = 0x3,
   NOHZ_NEWILB_KICK = 0x4,
+  NOHZ_NEXT_KICK = 0x8,
+  NOHZ_KICK_MASK = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK,
 };
 
 // struct lb_env (fair.c v5.7). `cpus` is the balancing mask: the domain span minus the
@@ -475,6 +477,7 @@ class KernelImpl {
     std::int64_t next_balance = 0;  // jiffies
     std::int64_t next_blocked = 0;
     bool has_blocked = false;
+    bool needs_update = false;  // v5.16+: a CPU went tickless since next_balance was collated
   } nohz_;
   LbStats lb_stats_;
 
