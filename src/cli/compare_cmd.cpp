@@ -405,10 +405,11 @@ bool same_model(const kernel::Profile& base, const kernel::Profile& with) {
 
 // "+X -Y" of `with` against `base` (and the profile if it changed).
 std::string change(const kernel::Profile& base, const kernel::Profile& with) {
-  // Groups joined by "; ": the kernel, the flags, sd_init's tunables.
+  // Groups joined by "; ": the kernel (a profile is more than its flags: each release's code
+  // paths come with it, as README's Known divergences lists), the flags, sd_init's tunables.
   std::vector<std::string> groups;
   if (base.name != with.name)
-    groups.push_back(fmt::format("kernel {} -> {}", base.name, with.name));
+    groups.push_back(fmt::format("kernel {} -> {} (its code paths as well)", base.name, with.name));
   std::vector<std::string> flags;
   for (int i = 0; i < kernel::kNumFeatures; ++i) {
     const auto x = static_cast<kernel::Feature>(i);
