@@ -591,6 +591,19 @@ void give_stale_blocked_load(KernelImpl& k, int cpu, unsigned long avg) {
   ASSERT_TRUE(k.cpu_rq(cpu).has_blocked_load);
 }
 
+// One LLC of 4 CPUs built with NO_HZ idle: every CPU boots idle and tickless.
+machine::Machine tickless_llc4() {
+  machine::Machine m = flat_machine(1, 4);
+  m.build.nohz_idle = true;
+  return m;
+}
+
+// CPU 2's blocked load (600) last updated at boot, and 32 PELT periods later now.
+void make_cpu2_stale(KernelImpl& k) {
+  give_stale_blocked_load(k, 2, 600);
+  k.now_ = kThirtyTwoPeltPeriods;
+}
+
 }  // namespace
 
 // nohz_newidle_balance (fair.c v4.17-v5.12; c6f886546cb8 from v5.13): a CPU about to idle
@@ -602,11 +615,8 @@ void give_stale_blocked_load(KernelImpl& k, int cpu, unsigned long avg) {
 TEST(Balance, ANewlyIdleCpuRefreshesTheIdleCpusBlockedLoad) {
   for (const char* profile : {"v5.7", "v5.17"}) {
     for (Time avg_idle : {us(1000), us(400)}) {
-      machine::Machine m = flat_machine(1, 4);
-      m.build.nohz_idle = true;
-      KernelImpl k(m, config(profile));
-      give_stale_blocked_load(k, 2, 600);
-      k.now_ = kThirtyTwoPeltPeriods;
+      KernelImpl k(tickless_llc4(), config(profile));
+      make_cpu2_stale(k);
       k.rd_overload_ = false;
       Rq& rq = k.cpu_rq(1);
       rq.avg_idle = avg_idle;
@@ -635,11 +645,8 @@ TEST(Balance, ANewlyIdleCpuRefreshesTheIdleCpusBlockedLoad) {
 // the tickless idle CPUs' blocked load. From v5.13 the pass reads the stale figures.
 TEST(Balance, NewlyIdleBalancingRefreshesTheBlockedLoadItReadsUntilV513) {
   for (const char* profile : {"v5.7", "v5.17"}) {
-    machine::Machine m = flat_machine(1, 4);
-    m.build.nohz_idle = true;
-    KernelImpl k(m, config(profile));
-    give_stale_blocked_load(k, 2, 600);
-    k.now_ = kThirtyTwoPeltPeriods;
+    KernelImpl k(tickless_llc4(), config(profile));
+    make_cpu2_stale(k);
     k.rd_overload_ = true;
     k.cpu_rq(1).avg_idle = us(1000);
     EXPECT_EQ(k.newidle_balance(1), 0);
@@ -656,9 +663,7 @@ TEST(Balance, NewlyIdleBalancingRefreshesTheBlockedLoadItReadsUntilV513) {
 // v5.17.
 TEST(Balance, TheIdleLoadBalancerWalksFromTheNextCpuFromV513) {
   for (const char* profile : {"v5.7", "v5.17"}) {
-    machine::Machine m = flat_machine(1, 4);
-    m.build.nohz_idle = true;
-    KernelImpl k(m, config(profile));
+    KernelImpl k(tickless_llc4(), config(profile));
     BusyBody a, b;
     TaskId ta = k.create_task({.name = "a", .cpus = {0}}, &a, 0);
     TaskId tb = k.create_task({.name = "b", .cpus = {0}}, &b, 0);
@@ -689,9 +694,7 @@ TEST(Balance, TheIdleLoadBalancerWalksFromTheNextCpuFromV513) {
 // v5.7: with nothing due, that tick kicks no one.
 TEST(Balance, ACpuGoingTicklessHasItsNextBalanceCollatedFromV516) {
   for (const char* profile : {"v5.7", "v5.17"}) {
-    machine::Machine m = flat_machine(1, 4);
-    m.build.nohz_idle = true;
-    KernelImpl k(m, config(profile));
+    KernelImpl k(tickless_llc4(), config(profile));
     const bool v516 = std::string(profile) == "v5.17";
     EXPECT_EQ(k.nohz_.needs_update, v516) << profile;  // every CPU boots tickless
     ASSERT_FALSE(k.nohz_.has_blocked && k.jiffies() > k.nohz_.next_blocked);  // no stats due
