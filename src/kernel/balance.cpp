@@ -304,13 +304,13 @@ void KernelImpl::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds) {
   }
   sum_util += sds.local_stat.group_util;
   if (env.flags & LBF_NOHZ_AGAIN) {
-    // Every tickless idle CPU is in this domain: the pass stands for a NOHZ_STATS_KICK.
-    const std::vector<int>& span = levels_[static_cast<size_t>(sd.level_id)].span;
-    bool subset = true;
-    for (int c = 0; c < nr_cpus() && subset; ++c)
-      if (cpu_rq(c).nohz_tick_stopped && !std::binary_search(span.begin(), span.end(), c))
-        subset = false;
-    if (subset) nohz_.next_blocked = jiffies() + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
+    // Every tickless idle CPU is in this domain (cpumask_subset of nohz.idle_cpus_mask): the
+    // pass stands for a NOHZ_STATS_KICK.
+    int tickless_in_span = 0;
+    for (int c : levels_[static_cast<size_t>(sd.level_id)].span)
+      tickless_in_span += cpu_rq(c).nohz_tick_stopped ? 1 : 0;
+    if (tickless_in_span == nohz_.nr_cpus)
+      nohz_.next_blocked = jiffies() + msecs_to_jiffies(LOAD_AVG_PERIOD_MS, hz_);
   }
   if (sd.parent < 0) rd_overload_ = sg_overload;  // the root domain's overload flag
   update_idle_cpu_scan(env, sum_util);
