@@ -53,4 +53,13 @@ inline std::string closest_spelling(std::string_view name,
   return best <= limit && !tie ? std::string(pick) : std::string();
 }
 
+// "did you mean 'x'? " for the closest spelling of `name` among `known` (x between `quote`s),
+// or "" when none is close: the clause an error puts before its list of known names.
+inline std::string did_you_mean(std::string_view name, const std::vector<std::string_view>& known,
+                                char quote) {
+  const std::string near = closest_spelling(name, known);
+  if (near.empty()) return std::string();
+  return "did you mean " + std::string(1, quote) + near + std::string(1, quote) + "? ";
+}
+
 }  // namespace schedtwin::engine

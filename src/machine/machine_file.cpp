@@ -190,14 +190,11 @@ class Reader {
                   const std::vector<std::string>& required) const {
     expect_object(obj, path);
     for (auto it = obj.begin(); it != obj.end(); ++it)
-      if (!allowed.count(it.key())) {
-        const std::string near =
-            engine::closest_spelling(it.key(), {allowed.begin(), allowed.end()});
+      if (!allowed.count(it.key()))
         fail(child(path, it.key()),
              fmt::format("unknown key ({}expected one of: {})",
-                         near.empty() ? std::string() : fmt::format("did you mean \"{}\"? ", near),
+                         engine::did_you_mean(it.key(), {allowed.begin(), allowed.end()}, '"'),
                          fmt::join(allowed, ", ")));
-      }
     for (const std::string& k : required)
       if (!obj.contains(k)) fail(child(path, k), "missing");
   }
@@ -564,10 +561,10 @@ void validate(const Machine& m, const Reader& r, bool generated = false) {
     if (generated && c.node >= nodes)
       r.fail("topology.packages",
              fmt::format(
-                 "each package is a NUMA node, so {} packages need a {} x {} "
+                 "each package is a NUMA node, so {0} packages need a {0} x {0} "
                  "numa_distance.matrix (10 on the diagonal, the SLIT distances "
-                 "elsewhere); {}",
-                 m.cpus.back().package + 1, m.cpus.back().package + 1, m.cpus.back().package + 1,
+                 "elsewhere); {1}",
+                 m.cpus.back().package + 1,
                  m.numa_source == kSingleNodeSource
                      ? std::string("none is given")
                      : fmt::format("the one given has {} node{}", nodes, nodes == 1 ? "" : "s")));
@@ -708,10 +705,13 @@ Machine read_machine(const json& j, const Reader& r) {
 
   const json& t = j["topology"];
   r.expect_object(t, "topology");
+  // The compact form's keys (expand_generator), beside "source"; the first found is named.
+  const std::vector<std::string> generator_keys = {
+      "packages", "cores_per_package", "threads_per_core", "clusters_per_package",
+      "llc",      "numbering",         "capacity"};
   const bool generated = !t.contains("cpus");
   if (!generated) {
-    for (const char* k : {"packages", "cores_per_package", "threads_per_core",
-                          "clusters_per_package", "llc", "numbering", "capacity"})
+    for (const std::string& k : generator_keys)
       if (t.contains(k))
         r.fail(std::string("topology.") + k,
                "a topology is either an explicit \"cpus\" list or the generator keys "
@@ -719,10 +719,9 @@ Machine read_machine(const json& j, const Reader& r) {
     r.check_keys(t, "topology", {"source", "cpus"}, {"cpus"});
     m.cpus = read_cpu_list(r, t["cpus"]);
   } else {
-    r.check_keys(t, "topology",
-                 {"source", "packages", "cores_per_package", "threads_per_core",
-                  "clusters_per_package", "llc", "numbering", "capacity"},
-                 {"packages", "cores_per_package", "threads_per_core"});
+    std::set<std::string> allowed(generator_keys.begin(), generator_keys.end());
+    allowed.insert("source");
+    r.check_keys(t, "topology", allowed, {"packages", "cores_per_package", "threads_per_core"});
     m.cpus = expand_generator(r, t);
   }
   m.topology_source = r.optional_source(t, "topology");
@@ -888,11 +887,10 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
   if (!std::filesystem::is_regular_file(path, ec)) {
     if (!looks_like_machine_path(name_or_path) && !std::filesystem::exists(path, ec)) {
       const std::vector<std::string> names = preset_names();
-      const std::string near = engine::closest_spelling(name_or_path, {names.begin(), names.end()});
       throw InputError(
           fmt::format("{}{}unknown machine '{}': {}not a preset ({}) nor a machine file", option,
                       option.empty() ? "" : ": ", name_or_path,
-                      near.empty() ? std::string() : fmt::format("did you mean '{}'? ", near),
+                      engine::did_you_mean(name_or_path, {names.begin(), names.end()}, '\''),
                       fmt::join(names, ", ")));
     }
     throw InputError(
