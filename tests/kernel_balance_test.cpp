@@ -42,6 +42,28 @@ TEST(Balance, TwoTasksOnOneCpuOfAnIdleLlcSpreadWithinOneInterval) {
   }
 }
 
+// A kernel built without NO_HZ idle: idle CPUs keep their tick, none is ever tickless, so
+// no idle load balancer is kicked; CPU 1's own idle tick (trigger_load_balance with
+// rq->idle_balance, rebalance_domains(CPU_IDLE)) pulls one of the two tasks of CPU 0.
+TEST(Balance, WithoutNohzIdleAnIdleCpuBalancesFromItsOwnTick) {
+  machine::Machine m = flat_machine(1, 2);
+  m.build.nohz_idle = false;
+  KernelImpl k(m, config("v5.7"));
+  BusyBody a, b;
+  TaskId ta = k.create_task({.name = "a", .cpus = {0}}, &a, 0);
+  TaskId tb = k.create_task({.name = "b", .cpus = {0}}, &b, 0);
+  k.set_affinity(ta, {});
+  k.set_affinity(tb, {});
+  EXPECT_TRUE(k.q_.armed(k.cpu_rq(1).tick_slot));
+  k.run_until(ms(8));
+  EXPECT_NE(k.task(ta).cpu, k.task(tb).cpu);
+  EXPECT_EQ(k.nohz_.nr_cpus, 0);
+  const SchedDomain& sd = k.cpu_rq(1).sd[0];
+  EXPECT_GE(sd.lb_count[CPU_IDLE], 1u);
+  EXPECT_EQ(sd.lb_gained[CPU_IDLE], 1u);
+  EXPECT_EQ(sd.lb_count[CPU_NEWLY_IDLE], 0u);
+}
+
 // Of three tasks stacked on CPU 0, the two pinned there never move; the free one does.
 TEST(Balance, APinnedTaskIsNeverMoved) {
   Kernel k(flat_machine(2, 2), config("v5.7"));

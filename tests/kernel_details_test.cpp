@@ -1,6 +1,7 @@
 // Kernel details, each checked against the kernel's own arithmetic or decision:
 // post_init_entity_util_avg's scaled weight (fair.c v5.7); the PELT clock of a task created
-// at time 0; menu's typical interval and measured residency (menu.c v5.4); newidle_balance's
+// at time 0; menu's typical interval, measured residency and tick decision (menu.c v5.4);
+// newidle_balance's
 // idle_stamp and update_avg's rounding of avg_idle; v5.15's sleeper credit for idle entities
 // (place_entity); the remote wake list by version; util_est's sample at a sleep by version;
 // yield's skip buddy for a SCHED_IDLE task.
@@ -92,13 +93,34 @@ struct SleepListBody : TaskBody {
   }
 };
 
+// Runs cycles[i].first, then sleeps cycles[i].second (a relative timer); after the last
+// cycle it blocks for good.
+struct CycleBody : TaskBody {
+  KernelImpl* k = nullptr;
+  std::vector<std::pair<Time, Time>> cycles;
+  std::size_t i = 0;
+  bool ran = false;
+  Step next(TaskId self, Time now) override {
+    if (i == cycles.size()) return Step::block();
+    if (!ran) {
+      ran = true;
+      return Step::run(cycles[i].first);
+    }
+    ran = false;
+    k->arm_timer(self, now + cycles[i++].second);
+    return Step::block();
+  }
+};
+
 // get_typical_interval (menu.c v5.4). Idle periods of about 1050, 1050, 1150, 1150 and four
 // of 5050 us (sleeps plus the 50 us timer slack): the whole set is too spread; dropping the
 // four largest leaves 4 samples whose stddev (50 us) is under a sixth of their mean (1100),
 // but fewer than 3/4 of the 8, so the kernel rejects them and predicts nothing: with the
-// next timer 10 ms away the CPU takes the state of 2 ms target residency. Before 8 periods
-// are seen the prediction is "unknown" too (see idle.cpp), so the first idle, 1 ms long,
-// takes the deepest state its timer allows.
+// next timer 10 ms away the CPU takes the state of 2 ms target residency and stops the tick.
+// Before 8 periods are seen the prediction is "unknown" too (see idle.cpp), so the first
+// idle, 1 ms long, takes the deepest state its timer allows and keeps the tick (a predicted
+// idle under a tick). Every cycle lasts a multiple of the 4 ms tick and the ticks fall 1 ms
+// into each, while the task runs, so that no tick splits an idle period.
 TEST(MenuGovernor, TypicalIntervalNeedsThreeQuartersOfTheSamples) {
   machine::Machine m = flat_machine(1, 1);
   m.idle_states[0].target_residency_ns = 0;
@@ -110,20 +132,140 @@ TEST(MenuGovernor, TypicalIntervalNeedsThreeQuartersOfTheSamples) {
   m.idle_states.push_back(mid);
   m.idle_states.push_back(deep);
   KernelImpl k(m, config());
-  SleepListBody p;
+  k.tick_phase_ = ms(3);  // ticks at 1, 5, 9, ... ms
+  CycleBody p;
   p.k = &k;
-  p.sleeps = {ms(1), ms(1), us(1100), us(1100), ms(5), ms(5), ms(5), ms(5), ms(10)};
+  p.cycles = {{us(2950), ms(1)},    {us(2950), ms(1)}, {us(2850), us(1100)},
+              {us(2850), us(1100)}, {us(2950), ms(5)}, {us(2950), ms(5)},
+              {us(2950), ms(5)},    {us(2950), ms(5)}, {us(2950), ms(10)}};
   k.create_task({.name = "p"}, &p, 0);
-  k.run_until(us(500));  // the first idle period: 8 not yet seen, 1 ms to the timer
-  ASSERT_EQ(k.cpu_rq(0).curr, kNoTask);
-  EXPECT_EQ(k.cpu_rq(0).idle_state, 1);
-  k.run_until(ms(30));  // the ninth period (from 24.67 ms): 10 ms to the timer
-  ASSERT_EQ(k.cpu_rq(0).curr, kNoTask);
-  for (Time d : k.cpu_rq(0).idle_history) {
+  const Rq& rq = k.cpu_rq(0);
+  k.run_until(ms(3));  // the first idle period: 8 not yet seen, 1 ms to the timer
+  ASSERT_EQ(rq.curr, kNoTask);
+  EXPECT_EQ(rq.idle_state, 1);
+  EXPECT_FALSE(rq.tick_stopped);
+  EXPECT_TRUE(k.q_.armed(rq.tick_slot));
+  k.run_until(ms(55));  // the ninth period (from 50.95 ms): 10 ms to the timer
+  ASSERT_EQ(rq.curr, kNoTask);
+  for (Time d : rq.idle_history) {
     const Time d_us = d / kNsPerUs;
     EXPECT_TRUE(d_us == 1050 || d_us == 1150 || d_us == 5050) << d_us;
   }
-  EXPECT_EQ(k.cpu_rq(0).idle_state, 2);
+  EXPECT_EQ(rq.idle_state, 2);
+  EXPECT_TRUE(rq.tick_stopped);
+  EXPECT_FALSE(k.q_.armed(rq.tick_slot));
+}
+
+// menu_select's tick decision (menu.c v5.4), asked directly. States C1 (0), C2 (500 us),
+// C3 (2 ms target residency); the tick every 4 ms from 0; no timer armed.
+//   8 idles of 1 ms, tick running, next tick 2 ms away: predicted 1 ms < a tick: C2, keep it
+//   the same, next tick 300 us away: C2's 500 us would outlast the tick: C1, keep it
+//   the same with the tick already stopped: a short prediction is not trusted, the time
+//     to the next timer (none) decides: C3, stop
+//   nothing seen yet: no prediction: C3, stop
+//   8 idles of 10 ms: C3 fits, predicted beyond a tick: stop
+TEST(MenuGovernor, AShortPredictedIdleKeepsTheTick) {
+  machine::Machine m = flat_machine(1, 1);
+  m.idle_states[0].target_residency_ns = 0;
+  machine::IdleState mid, deep;
+  mid.name = "C2";
+  mid.target_residency_ns = us(500);
+  deep.name = "C3";
+  deep.target_residency_ns = ms(2);
+  m.idle_states.push_back(mid);
+  m.idle_states.push_back(deep);
+  struct Case {
+    Time interval;  // each of the 8 idles seen; 0: none seen
+    Time now;
+    bool tick_stopped;
+    int state;
+    bool stop_tick;
+  };
+  for (const Case& c : {Case{ms(1), ms(2), false, 1, false}, Case{ms(1), us(3700), false, 0, false},
+                        Case{ms(1), ms(2), true, 2, true}, Case{0, ms(2), false, 2, true},
+                        Case{ms(10), ms(2), false, 2, true}}) {
+    SCOPED_TRACE(::testing::Message() << c.interval << " " << c.now << " " << c.tick_stopped);
+    KernelImpl k(m, config());
+    k.tick_phase_ = 0;
+    k.now_ = c.now;
+    Rq& rq = k.cpu_rq(0);
+    rq.tick_stopped = c.tick_stopped;
+    rq.idle_history.fill(c.interval);
+    rq.idle_history_seen = c.interval ? 8 : 0;
+    bool stop_tick = !c.stop_tick;
+    EXPECT_EQ(k.cpuidle_select(0, stop_tick), c.state);
+    EXPECT_EQ(stop_tick, c.stop_tick);
+  }
+}
+
+// A polling state 0 (x86's POLL): with 10 us predicted, C1 (20 us target residency, 2 us
+// exit latency, within the 10 us the prediction allows) is taken instead, as no timer is
+// near; the tick keeps running. With the next timer 5 us away, below C1's residency, state
+// 0 is chosen up front and, being a polling one, keeps the tick too.
+TEST(MenuGovernor, APhysicalStateRatherThanPolling) {
+  machine::Machine m = flat_machine(1, 1);
+  m.idle_states[0].name = "POLL";
+  m.idle_states[0].polling = true;
+  m.idle_states[0].target_residency_ns = 0;
+  machine::IdleState c1;
+  c1.name = "C1";
+  c1.exit_latency_ns = us(2);
+  c1.target_residency_ns = us(20);
+  m.idle_states.push_back(c1);
+  KernelImpl k(m, config());
+  Rq& rq = k.cpu_rq(0);
+  rq.tick_stopped = false;
+  rq.idle_history.fill(us(10));
+  rq.idle_history_seen = 8;
+  bool stop_tick = true;
+  EXPECT_EQ(k.cpuidle_select(0, stop_tick), 1);
+  EXPECT_FALSE(stop_tick);
+  // A timer 5 us away (the task is only a holder for it).
+  BusyBody b;
+  TaskId t = k.create_task({.name = "t"}, &b, 0);
+  k.task(t).timer_expires = us(5);
+  rq.armed_timers = {t};
+  stop_tick = true;
+  EXPECT_EQ(k.cpuidle_select(0, stop_tick), 0);
+  EXPECT_FALSE(stop_tick);
+  rq.armed_timers.clear();
+}
+
+// menu_update's tick wakeup (menu.c v5.4): a CPU whose task slept 1 ms at a time, then
+// for good, keeps its tick (a predicted idle of 1 ms); each tick that wakes it, with no
+// timer due, counts as a 45 ms idle; once all 8 remembered idles are those, the prediction
+// passes a tick and the tick stops: at the eighth tick after the last sleep began. Only
+// then does the CPU join the NOHZ idle CPUs (nohz_balance_enter_idle); it left them at its
+// first busy tick. Each cycle lasts one tick, 2.95 ms of work then 1.05 ms of sleep, and
+// the ticks fall 1 ms into each, so that no tick splits the short idles.
+TEST(MenuGovernor, TickWakeupsCountAsLongIdlesUntilTheTickStops) {
+  machine::Machine m = flat_machine(1, 2);  // CPU 1 stays idle and tickless from boot
+  m.idle_states[0].target_residency_ns = 0;
+  machine::IdleState deep;
+  deep.name = "C2";
+  deep.target_residency_ns = us(500);
+  m.idle_states.push_back(deep);
+  KernelImpl k(m, config());
+  k.tick_phase_ = ms(3);  // ticks at 1, 5, 9, ... ms
+  CycleBody p;
+  p.k = &k;
+  p.cycles.assign(8, {us(2950), ms(1)});
+  k.create_task({.name = "p", .cpus = {0}}, &p, 0);
+  const Rq& rq = k.cpu_rq(0);
+  k.run_until(ms(33));  // 8 cycles of 4 ms: blocked for good from 32 ms
+  ASSERT_EQ(rq.curr, kNoTask);
+  ASSERT_EQ(p.i, 8u);
+  EXPECT_FALSE(rq.tick_stopped);
+  EXPECT_FALSE(rq.nohz_tick_stopped);
+  EXPECT_EQ(k.nohz_.nr_cpus, 1);
+  k.run_until(ms(61));  // the ticks at 33, 37, ..., 57 ms: 7 of them
+  EXPECT_FALSE(rq.tick_stopped);
+  EXPECT_EQ(std::count(rq.idle_history.begin(), rq.idle_history.end(), ms(45)), 7);
+  k.run_until(ms(62));  // the eighth, at 61 ms
+  EXPECT_TRUE(rq.tick_stopped);
+  EXPECT_TRUE(rq.nohz_tick_stopped);
+  EXPECT_EQ(k.nohz_.nr_cpus, 2);
+  EXPECT_EQ(std::count(rq.idle_history.begin(), rq.idle_history.end(), ms(45)), 8);
 }
 
 // menu_update (menu.c v5.4): the residency includes the exit; menu takes the state's exit

@@ -114,11 +114,13 @@ void KernelImpl::update_next_balance(const SchedDomain& sd, std::int64_t& next_b
   if (time_after(next_balance, next)) next_balance = next;
 }
 
-// trigger_load_balance (fair.c v5.7), from the tick of a busy CPU.
-void KernelImpl::trigger_load_balance(int cpu) {
+// trigger_load_balance (fair.c v5.7), from the tick. `idle` is scheduler_tick's
+// rq->idle_balance: CPU_IDLE for an idle CPU whose tick still runs, which balances at the
+// idle interval and never kicks an idle load balancer (nohz_balancer_kick returns at once).
+void KernelImpl::trigger_load_balance(int cpu, cpu_idle_type idle) {
   Rq& rq = cpu_rq(cpu);
-  if (time_after_eq(jiffies(), rq.next_balance)) run_rebalance_domains(cpu, CPU_NOT_IDLE);
-  nohz_balancer_kick(cpu);
+  if (time_after_eq(jiffies(), rq.next_balance)) run_rebalance_domains(cpu, idle);
+  if (idle != CPU_IDLE) nohz_balancer_kick(cpu);
 }
 
 // run_rebalance_domains (fair.c v5.7): the SCHED_SOFTIRQ handler.

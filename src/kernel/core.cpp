@@ -95,13 +95,19 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   for (int c = 0; c < n; ++c)
     llc_shared_[static_cast<size_t>(cpu_rq(c).llc_id)].nr_idle_scan = cpu_rq(c).llc_size;
   for (int c = 0; c < n; ++c) update_idle_core(c);
-  // Load balancing state (sd_init, init_sched_fair_class): every CPU starts idle and
-  // tickless.
+  // Load balancing state (sd_init, init_sched_fair_class): every CPU starts idle, and
+  // tickless where the kernel is built with NO_HZ idle.
   lb_excluded_.assign(static_cast<size_t>(n), 0);
   max_load_balance_interval_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(hz_) * n / 10);
   for (int c = 0; c < n; ++c) {
-    for (SchedDomain& sd : cpu_rq(c).sd) sd.next_decay_max_lb_cost = hz_;
-    nohz_balance_enter_idle(c);
+    Rq& rq = cpu_rq(c);
+    for (SchedDomain& sd : rq.sd) sd.next_decay_max_lb_cost = hz_;
+    if (m_.build.nohz_idle) {
+      rq.tick_stopped = true;
+      nohz_balance_enter_idle(c);
+    } else {
+      q_.arm(rq.tick_slot, next_tick_time());
+    }
   }
 }
 
@@ -531,15 +537,21 @@ void KernelImpl::on_idle_exit(int cpu) {
   timers.swap(rq.pending_timers);
   for (TaskId t : timers) handle_timer_irq(cpu, t);
   process_wake_list(cpu);
-  if (rq.nohz_flags & NOHZ_KICK_MASK) {
-    // Kicked as the idle load balancer: SCHED_SOFTIRQ on the way out of the IPI.
+  const bool tick = rq.idle_tick_pending;
+  rq.idle_tick_pending = false;
+  if (tick || (rq.nohz_flags & NOHZ_KICK_MASK)) {
+    // Kicked as the idle load balancer, or the tick's trigger_load_balance: SCHED_SOFTIRQ on
+    // the way out of the interrupt; one softirq run serves both.
     int saved_cpu = this_cpu_;
     TaskId saved_cur = current_;
     bool saved_ctx = in_cpu_context_;
     this_cpu_ = cpu;
     current_ = kNoTask;
     in_cpu_context_ = true;
-    run_rebalance_domains(cpu, CPU_IDLE);
+    if (rq.nohz_flags & NOHZ_KICK_MASK)
+      run_rebalance_domains(cpu, CPU_IDLE);
+    else
+      trigger_load_balance(cpu, idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE);
     this_cpu_ = saved_cpu;
     current_ = saved_cur;
     in_cpu_context_ = saved_ctx;
@@ -588,10 +600,18 @@ void KernelImpl::on_ipi(int cpu) {
   if (rq.need_resched) schedule(cpu);
 }
 
-// scheduler_tick → task_tick_fair (core.c / fair.c v5.4). Idle CPUs take no tick (NOHZ).
+// scheduler_tick → task_tick_fair (core.c / fair.c v5.4). An idle CPU takes the tick only
+// while the idle governor keeps it running: the interrupt wakes the CPU from its idle state
+// (menu's tick_wakeup) and is handled on the way out (on_idle_exit).
 void KernelImpl::on_tick(int cpu) {
   Rq& rq = cpu_rq(cpu);
-  if (rq.curr == kNoTask) return;
+  if (rq.curr == kNoTask) {
+    q_.arm(rq.tick_slot, next_tick_time());
+    rq.tick_wakeup = true;
+    rq.idle_tick_pending = true;
+    if (rq.mode == CpuMode::Idle) start_idle_exit(cpu, 0);
+    return;
+  }
   settle(cpu);
   int saved_cpu = this_cpu_;
   TaskId saved_cur = current_;
@@ -601,7 +621,7 @@ void KernelImpl::on_tick(int cpu) {
   // task_tick_fair: every level of the running task's hierarchy.
   for (sched_entity* se = &task(rq.curr).se; se; se = se->parent) entity_tick(*se->cfs, *se);
   update_overload_status(cpu);  // series 4: task_tick_fair
-  trigger_load_balance(cpu);
+  trigger_load_balance(cpu, CPU_NOT_IDLE);
   in_cpu_context_ = false;
   this_cpu_ = saved_cpu;
   current_ = saved_cur;
@@ -878,6 +898,7 @@ void KernelImpl::schedule(int cpu, bool preempt) {
     rq.mode = CpuMode::Busy;
     rq.seg_start = now_;
     if (was_idle) {
+      rq.tick_stopped = false;  // tick_nohz_idle_exit restarts a stopped tick
       smt_siblings_changed(cpu);
       if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, next_tick_time());
     }
@@ -904,15 +925,40 @@ void KernelImpl::enter_idle(int cpu) {
   rq.debt = 0;
   // idle_stamp is newidle_balance's: the idle loop going back to sleep after an interrupt
   // keeps the stamp of the schedule() that first went idle, so avg_idle sees the whole idle.
-  q_.cancel(rq.tick_slot);
   q_.cancel(rq.step_slot);
-  rq.idle_state = cpuidle_select(cpu);
+  bool stop_tick = true;
+  rq.idle_state = cpuidle_select(cpu, stop_tick);
   rq.idle_entered = now_;
   update_idle_core(cpu);
   if (rq.nohz_flags & NOHZ_NEWILB_KICK) nohz_run_idle_balance(cpu);
-  nohz_balance_enter_idle(cpu);
+  tick_nohz_idle_stop_tick(cpu, stop_tick);
   // A wakeup may have raced with going idle.
   if (!rq.wake_list.empty() || rq.nr_running > 0) kick_cpu(cpu);
+}
+
+// cpuidle_idle_call's tick decision (kernel/sched/idle.c, kernel/time/tick-sched.c v5.4):
+// tick_nohz_idle_stop_tick when the governor says so or the tick is already stopped, else
+// tick_nohz_idle_retain_tick. tick_nohz_next_event keeps a running tick when a timer is due
+// within a tick of the last jiffy. Only a tick that really stops enters the NOHZ idle mask
+// (nohz_balance_enter_idle); an idle CPU whose tick runs balances itself from that tick.
+// Without NO_HZ idle in the kernel build the tick never stops.
+void KernelImpl::tick_nohz_idle_stop_tick(int cpu, bool stop_tick) {
+  Rq& rq = cpu_rq(cpu);
+  if (!m_.build.nohz_idle) stop_tick = false;
+  if (stop_tick && !rq.tick_stopped) {
+    Time next_timer = kTimeNever;
+    for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
+    const Time last_jiffy = jiffies() * tick_ns_ - tick_phase_;
+    if (next_timer != kTimeNever && next_timer - last_jiffy <= tick_ns_) stop_tick = false;
+  }
+  if (!stop_tick && !rq.tick_stopped) {
+    if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, next_tick_time());
+    return;
+  }
+  q_.cancel(rq.tick_slot);
+  if (rq.tick_stopped) return;
+  rq.tick_stopped = true;
+  nohz_balance_enter_idle(cpu);
 }
 
 void KernelImpl::dispatch(engine::SlotId slot) {

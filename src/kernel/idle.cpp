@@ -2,8 +2,10 @@
 // past the way the kernel's menu governor does (drivers/cpuidle/governors/menu.c,
 // v5.4): the time to the next timer event this CPU knows of, capped by the
 // "typical interval" of the last 8 idle periods when they are regular.
+// menu_select also decides whether the idle CPU stops its tick (NO_HZ idle) or keeps it
+// running for a short predicted idle; enter_idle acts on that decision.
 // Left out: menu's correction-factor buckets and its I/O-wait multiplier, PM QoS
-// latency limits, retaining the tick for short predictions.
+// latency limits.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,6 +19,7 @@ namespace schedtwin::kernel {
 namespace {
 
 constexpr std::size_t INTERVALS = 8;
+constexpr Time kMaxInteresting = 50 * kNsPerMs;  // MAX_INTERESTING, 50000 us
 
 // get_typical_interval (menu.c v5.4): the average of the recent idle periods if they
 // are consistent (stddev small), dropping the largest outliers; "unknown" otherwise.
@@ -60,29 +63,84 @@ Time get_typical_interval(const std::array<Time, INTERVALS>& intervals, int seen
 
 }  // namespace
 
-// menu_select (menu.c v5.4), simplified as the file comment says.
-int KernelImpl::cpuidle_select(int cpu) {
+// menu_select (menu.c v5.4, with v5.3's 07d815701274: a non-polling state 0 chosen up front
+// lets the tick stop), simplified as the file comment says: no correction factor, so the
+// prediction is the sleep length (the next timer armed on this CPU) or the typical interval,
+// whichever is shorter, and the interactivity limit is that prediction (performance_multiplier
+// is 1 without I/O waiters). Sets `stop_tick` false when the tick should keep running: a
+// polling state, or a predicted idle shorter than a tick while the tick still runs; then a
+// state deeper than the time to the next tick is traded for a shallower one. Once the tick
+// is stopped a short prediction is not trusted: the time to the next timer decides.
+int KernelImpl::cpuidle_select(int cpu, bool& stop_tick) {
   Rq& rq = cpu_rq(cpu);
-  if (m_.idle_states.empty()) return -1;
+  stop_tick = true;
+  if (m_.idle_states.empty()) return -1;  // no cpuidle driver: default_idle_call, tick stopped
   Time next_timer = kTimeNever;
   for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
-  Time sleep_length = next_timer == kTimeNever ? kTimeNever : std::max<Time>(0, next_timer - now_);
+  // tick_nohz_get_sleep_length: the sleep length if the tick were stopped, and in
+  // delta_next the time to the next clock event, the tick included while it runs.
+  const Time sleep_length =
+      next_timer == kTimeNever ? kTimeNever : std::max<Time>(0, next_timer - now_);
+  const Time delta_next =
+      rq.tick_stopped ? sleep_length : std::min(sleep_length, next_tick_time() - now_);
   rq.menu_next_timer = sleep_length;
+  const auto& st = m_.idle_states;
+  if (st.size() <= 1 || sleep_length < st[1].target_residency_ns) {
+    stop_tick = !st[0].polling;  // state 0 whatever the prediction
+    return 0;
+  }
   Time predicted =
       std::min(sleep_length, get_typical_interval(rq.idle_history, rq.idle_history_seen));
-  int idx = 0;
-  for (size_t i = 0; i < m_.idle_states.size(); ++i) {
-    const machine::IdleState& s = m_.idle_states[i];
-    if (s.target_residency_ns > predicted) break;
+  Time latency_req = kTimeNever;
+  if (rq.tick_stopped) {
+    if (predicted < tick_ns_) predicted = delta_next;
+  } else {
+    latency_req = predicted;  // interactivity_req
+  }
+  int idx = -1;
+  for (size_t i = 0; i < st.size(); ++i) {
+    const machine::IdleState& s = st[i];
+    if (idx == -1) idx = static_cast<int>(i);
+    const machine::IdleState& cur = st[static_cast<size_t>(idx)];
+    if (s.target_residency_ns > predicted) {
+      // A physical state rather than polling, when a timer will come soon enough.
+      if (cur.polling && s.exit_latency_ns <= latency_req &&
+          s.target_residency_ns <= sleep_length) {
+        predicted = s.target_residency_ns;
+        idx = static_cast<int>(i);
+        break;
+      }
+      if (predicted < tick_ns_) break;
+      if (!rq.tick_stopped) {
+        // Waking early from a shallow state does no harm: keep the tick, decide again then.
+        predicted = cur.target_residency_ns;
+        break;
+      }
+      if (cur.target_residency_ns < tick_ns_ && s.target_residency_ns <= delta_next)
+        idx = static_cast<int>(i);
+      return idx;
+    }
+    if (s.exit_latency_ns > latency_req) break;
     idx = static_cast<int>(i);
+  }
+  if ((st[static_cast<size_t>(idx)].polling || predicted < tick_ns_) && !rq.tick_stopped) {
+    stop_tick = false;
+    if (idx > 0 && st[static_cast<size_t>(idx)].target_residency_ns > delta_next) {
+      while (idx > 0) {
+        --idx;
+        if (st[static_cast<size_t>(idx)].target_residency_ns <= delta_next) break;
+      }
+    }
   }
   return idx;
 }
 
 // menu_reflect/menu_update (menu.c v5.4): remember the measured idle period. The residency
 // runs from entering the state to leaving it, exit included; menu takes the state's exit
-// latency off and caps the result at the sleep length it predicted with. Left out: the tick
-// wakeup and polling-limit cases (no tick in idle here, no polling time limit), and halving
+// latency off and caps the result at the sleep length it predicted with. An idle period the
+// running tick interrupted when no timer was due within a tick counts as a long one (9/10 of
+// MAX_INTERESTING, 45 ms), so that the next prediction lets the tick stop. Left out: the
+// polling time limit (a polling state polls until it is woken), and halving
 // a residency between one and two exit latencies (menu's guess that the state was never
 // reached): that guess feeds menu's correction factors as well as its intervals, and without
 // the factors (left out, see the file comment) the halved-up short idles after a deep state
@@ -96,10 +154,13 @@ void KernelImpl::cpuidle_reflect(int cpu, Time residency) {
   Time measured = std::max<Time>(residency, 0);
   const Time exit_latency =
       rq.idle_state >= 0 ? m_.idle_states[static_cast<size_t>(rq.idle_state)].exit_latency_ns : 0;
-  if (measured > exit_latency)
+  if (rq.tick_wakeup && rq.menu_next_timer > tick_ns_)
+    measured = 9 * kMaxInteresting / 10;
+  else if (measured > exit_latency)
     measured -= exit_latency;
   else
     measured /= 2;
+  rq.tick_wakeup = false;
   measured = std::min(measured, rq.menu_next_timer);
   rq.idle_history[static_cast<size_t>(rq.idle_history_pos)] = measured;
   if (rq.idle_history_seen < static_cast<int>(INTERVALS)) ++rq.idle_history_seen;

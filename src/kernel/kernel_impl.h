@@ -282,6 +282,7 @@ class KernelImpl {
   void update_speed(int cpu);
   void smt_siblings_changed(int cpu);
   void enter_idle(int cpu);
+  void tick_nohz_idle_stop_tick(int cpu, bool stop_tick);
   void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
   void start_idle_exit(int cpu, Time delay);
   void set_task_cpu(TaskId p, int new_cpu);
@@ -415,7 +416,7 @@ class KernelImpl {
   int probes_ = 0;  // CPUs examined by the current search, charged to the waker
 
   // ---- balance.cpp ----
-  void trigger_load_balance(int cpu);
+  void trigger_load_balance(int cpu, cpu_idle_type idle);
   void run_rebalance_domains(int cpu, cpu_idle_type idle);
   void rebalance_domains(int cpu, cpu_idle_type idle);
   int load_balance(int this_cpu, int sd_idx, cpu_idle_type idle, bool& continue_balancing);
@@ -487,7 +488,7 @@ class KernelImpl {
   std::string sched_domain_tunables() const;
 
   // ---- idle.cpp ----
-  int cpuidle_select(int cpu);
+  int cpuidle_select(int cpu, bool& stop_tick);
   void cpuidle_reflect(int cpu, Time idle_duration);
 };
 

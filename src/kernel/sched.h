@@ -259,6 +259,9 @@ struct alignas(64) Rq {
   int idle_state = -1;  // cpuidle state entered, -1 if none
   Time idle_entered = 0;
   Time menu_next_timer = 0;  // menu's next_timer_us at select: the sleep length, ns
+  bool tick_stopped = false;       // tick_sched's tick_stopped: NO_HZ idle stopped the tick
+  bool tick_wakeup = false;        // menu's tick_wakeup: the tick came during this idle period
+  bool idle_tick_pending = false;  // the running tick interrupted idle; handled on the way out
   Time idle_stamp = 0;       // rq->idle_stamp (0 = not idle)
   Time avg_idle = 0;
   Time max_idle_balance_cost = 0;
