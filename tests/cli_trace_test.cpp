@@ -553,6 +553,12 @@ TEST(CliTrace, TimeWindowAndCommsSelectWhatIsRecorded) {
     EXPECT_EQ(a.out, "") << alone;
     EXPECT_NE(a.err.find("give one of them"), std::string::npos) << a.err;
   }
+  for (const char* alone : {"--explain-format jsonl", "--explain-limit 5"}) {
+    Result a = run(args + " " + alone, d);
+    EXPECT_EQ(a.status, 2) << alone;
+    EXPECT_EQ(a.out, "") << alone;
+    EXPECT_NE(a.err.find("give --explain too"), std::string::npos) << a.err;
+  }
   const std::string f = " --ftrace " + (d / "g.txt").string();
   Result late = run(args + f + " --trace-time 50,", d);
   EXPECT_EQ(late.status, 0) << late.err;

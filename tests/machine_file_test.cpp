@@ -172,6 +172,14 @@ TEST(MachineFile, ParseErrorsGiveLineAndColumn) {
   expect_parse_error("", "bad.json:1:1: ");
 }
 
+// nlohmann keeps the last of two equal keys without a word; a machine file refuses them,
+// as a scenario file does, naming where each occurrence is.
+TEST(MachineFile, AKeyGivenTwiceIsRefused) {
+  expect_parse_error(
+      "{\n  \"version\": 1,\n  \"topology\": {\"packages\": 2,\n    \"packages\": 3}\n}",
+      "bad.json:4:5: topology.packages: appears twice (first at 3:16)");
+}
+
 TEST(MachineFile, VersionErrors) {
   json j = base();
   j.erase("version");

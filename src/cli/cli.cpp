@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/error.h"
+#include "engine/spelling.h"
 #include "kernel/features.h"
 
 namespace schedtwin::cli {
@@ -180,14 +181,34 @@ std::string subcommand_error(CLI::App& app, int argc, char** argv) {
 // were not expected: -g", which does not say that the benchmark's arguments go after `--`.
 // Also: CLI11 2.3's ExtrasError lists the arguments in reverse ("not expected: 10 -p" for
 // `-p 10`); the text is rebuilt from app.remaining(), which keeps the command line's order.
+// The text names the subcommand and, for an unknown option, its nearest spelling.
 std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
   const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
   if (!extras) return e.what();
   const std::vector<std::string> rest = app.remaining(true);
-  const std::string what =
-      rest.empty() ? std::string(e.what())
-                   : fmt::format("The following argument{} not expected: {}",
-                                 rest.size() > 1 ? "s were" : " was", fmt::join(rest, " "));
+  std::string what = e.what();
+  if (!rest.empty()) {
+    const CLI::App* sub = &app;
+    std::string path;
+    while (!sub->get_subcommands().empty()) {
+      sub = sub->get_subcommands().front();
+      path += (path.empty() ? "" : " ") + sub->get_name();
+    }
+    const std::string& first = rest.front();
+    if (first.size() > 1 && first[0] == '-') {
+      std::vector<std::string> names;
+      for (const CLI::Option* opt : sub->get_options())
+        for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+      const std::vector<std::string_view> known(names.begin(), names.end());
+      const std::string near = engine::closest_spelling(first.substr(0, first.find('=')), known);
+      what = fmt::format("{}: unknown option {}{}", path, first,
+                         near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+      if (rest.size() > 1) what += fmt::format("; not expected: {}", fmt::join(rest, " "));
+    } else {
+      what = fmt::format("{}: argument{} not expected: {}", path, rest.size() > 1 ? "s" : "",
+                         fmt::join(rest, " "));
+    }
+  }
   if (argc >= 2 && std::string_view(argv[1]) == "run" &&
       std::any_of(rest.begin(), rest.end(),
                   [](const std::string& r) { return r.rfind("--duration", 0) == 0; }))

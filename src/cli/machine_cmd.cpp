@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/cli.h"
@@ -139,25 +140,33 @@ void show_text(const Machine& m) {
       else
         it->second += ", " + s.name;
     }
-    for (const auto& [src, names] : seen) fmt::print("  {} ({}): {}\n", what, names, src);
+    for (const auto& [src, names] : seen)
+      fmt::print("  {} ({}): {}\n", what, names, src.empty() ? "(not given in the file)" : src);
   };
   print_sources("kernel figures", &machine::IdleState::source);
   print_sources("real exit", &machine::IdleState::real_exit_source);
 
-  fmt::print("\ncost model\n");
-  const std::pair<const char*, const machine::Cost*> costs[] = {
-      {"context_switch", &m.costs.context_switch},
-      {"ipi", &m.costs.ipi},
-      {"idle_probe", &m.costs.idle_probe},
-      {"cache_cold", &m.costs.cache_cold},
-      {"wakeup", &m.costs.wakeup},
-      {"pipe_write", &m.costs.pipe_write},
-      {"pipe_read", &m.costs.pipe_read},
-      {"socket_write", &m.costs.socket_write},
-      {"socket_read", &m.costs.socket_read},
+  fmt::print("\ncost model (what each figure is charged for; then where it comes from)\n");
+  const std::tuple<const char*, const machine::Cost*, const char*> costs[] = {
+      {"context_switch", &m.costs.context_switch,
+       "each switch to another task, kernel entry and exit included, on the switching CPU"},
+      {"ipi", &m.costs.ipi,
+       "one-way delivery of a wakeup or reschedule IPI, before the target CPU acts on it"},
+      {"idle_probe", &m.costs.idle_probe,
+       "each CPU the idle-CPU search examines (a remote cache line), on the waking CPU"},
+      {"cache_cold", &m.costs.cache_cold,
+       "extra work of a task's first run after it moved to another LLC"},
+      {"wakeup", &m.costs.wakeup, "try_to_wake_up on the waker (enqueue, preemption check)"},
+      {"pipe_write", &m.costs.pipe_write, "one write() of a 100-byte message into a pipe"},
+      {"pipe_read", &m.costs.pipe_read, "one read() of a 100-byte message from a pipe"},
+      {"socket_write", &m.costs.socket_write,
+       "one write() of a 100-byte message on an AF_UNIX stream socket"},
+      {"socket_read", &m.costs.socket_read,
+       "one read() of a 100-byte message from an AF_UNIX stream socket"},
   };
-  for (const auto& [name, c] : costs)
-    fmt::print("  {:<14} {:>11}  {}\n", name, us_text(c->ns), c->source);
+  for (const auto& [name, c, covers] : costs)
+    fmt::print("  {:<14} {:>11}  {}. {}\n", name, us_text(c->ns), covers,
+               c->source.empty() ? "(source not given in the file)" : c->source);
 
   fmt::print("\nkernel build: HZ={}, preemption {}, NO_HZ_IDLE {}\n", m.build.hz,
              preempt_text(m.build.preempt), m.build.nohz_idle ? "yes" : "no");

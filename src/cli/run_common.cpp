@@ -22,8 +22,8 @@ namespace schedtwin::cli {
 
 namespace {
 
-// --trace-time, --trace-comm and --trace-limit only select what the logs record: given
-// without one they would do nothing without a word.
+// --trace-time, --trace-comm, --trace-limit and the --explain-* options only select what the
+// logs record: given without one they would do nothing without a word.
 void check_trace_selection(const CommonOptions& o) {
   const bool traces = !o.trace_out.empty() || !o.ftrace_out.empty();
   const bool logs = traces || !o.explain.empty();
@@ -35,6 +35,10 @@ void check_trace_selection(const CommonOptions& o) {
         "--trace-comm: selects what --trace, --ftrace and --explain record; give one of them");
   if (!traces && o.trace_limit != CommonOptions{}.trace_limit)
     throw UsageError("--trace-limit: bounds --trace and --ftrace; give one of them");
+  if (o.explain.empty() && o.explain_format != CommonOptions{}.explain_format)
+    throw UsageError("--explain-format: the format of --explain; give --explain too");
+  if (o.explain.empty() && o.explain_limit != CommonOptions{}.explain_limit)
+    throw UsageError("--explain-limit: bounds --explain; give --explain too");
 }
 
 }  // namespace

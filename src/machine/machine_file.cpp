@@ -47,7 +47,11 @@ class PositionIndex : public nlohmann::json_sax<json> {
   bool key(string_t& k) override {
     Frame& f = stack_.back();
     f.key_path = f.path.empty() ? k : f.path + "." + k;
-    positions[f.key_path] = where(Token::String);
+    const auto [it, fresh] = positions.emplace(f.key_path, where(Token::String));
+    if (!fresh && duplicate.empty()) {
+      duplicate = f.key_path;
+      duplicate_at = where(Token::String);
+    }
     return true;
   }
   bool start_object(std::size_t) override { return open(false); }
@@ -60,6 +64,10 @@ class PositionIndex : public nlohmann::json_sax<json> {
     return false;
   }
   std::size_t error_byte = 0;  // where parsing stopped, as json::parse_error::byte
+  // The first key given twice in one object (nlohmann keeps the last value without a word),
+  // and where its second occurrence is; positions holds the first.
+  std::string duplicate;
+  std::pair<int, int> duplicate_at;
 
  private:
   enum class Token { String, Number, Literal, Bracket };
@@ -852,6 +860,12 @@ Machine parse_machine(std::string_view text, std::string_view origin) {
     throw error_at(index.error_byte, what.substr(what.find("] ") + 2));
   }
   index_text();
+  if (!index.duplicate.empty()) {
+    const auto [line, col] = index.positions.at(index.duplicate);
+    throw InputError(fmt::format("{}:{}:{}: {}: appears twice (first at {}:{})", origin,
+                                 index.duplicate_at.first, index.duplicate_at.second,
+                                 index.duplicate, line, col));
+  }
   return read_machine(j, Reader(origin, &index.positions));
 }
 
