@@ -2,7 +2,8 @@
 // 0b0695f2b34a, with the runnable_avg classification of series 3 behind
 // RUNNABLE_AVG_CLASSIFY and the v5.6 sched-idle follow-ups behind
 // SCHED_IDLE_CONSISTENT; fair-class.md §5):
-//   periodic:   trigger_load_balance → run_rebalance_domains → rebalance_domains
+//   periodic:   trigger_load_balance → run_rebalance_domains → rebalance_domains, from
+//               the tick of a busy CPU or of an idle one whose tick the governor kept
 //   newly idle: newidle_balance from schedule() when the CPU has nothing to run
 //   NOHZ idle:  nohz_balancer_kick from a busy CPU's tick → kick_ilb → the idle
 //               load balancer balances on behalf of every tickless CPU
