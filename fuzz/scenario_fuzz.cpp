@@ -5,6 +5,8 @@
 //   - "machine" must be a compiled-in preset other than "host" (which reads this machine's
 //     /sys); any other string becomes "no-such-machine" (the unknown-machine error), so that
 //     no path is opened;
+//   - an rt-app workload's task set becomes "no-such-taskset.json" (the cannot-open error),
+//     so that no path is opened (rtapp_fuzz covers task sets);
 //   - at most kMaxWorkloads workloads; no pingpong beside a schbench (run_scenario runs on
 //     until schbench's once-a-second check ends it, and pingpong keeps going meanwhile, about
 //     a million events a second), and a messaging or hackbench beside one without a loops
@@ -100,7 +102,9 @@ bool bound(JNode& root) {
         for (auto& [wk, args] : w.members) {
           schbench |= wk == "schbench";
           for (JNode& a : args.items)
-            if (a.kind == JNode::Kind::String) a.s = collapse_numbers(a.s);
+            if (a.kind == JNode::Kind::String)
+              a.s = wk == "rt-app" && !a.s.starts_with('-') ? "no-such-taskset.json"
+                                                            : collapse_numbers(a.s);
         }
       if (schbench) {
         std::erase_if(v.items, [](const JNode& w) {

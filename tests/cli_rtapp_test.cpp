@@ -91,6 +91,37 @@ TEST(CliRtApp, KeysWithoutEffectAreNamedOnce) {
   fs::remove_all(d);
 }
 
+// Two threads that never sleep, both pinned to CPU 0, for 1 s: each runs while the other
+// waits, so their summed run delay is close to their summed CPU time (1 s, less what the
+// forks and switches take). They take turns in slices of 12 ms (hikey's sched_latency,
+// 6 ms x (1 + ilog2(8)), split between two tasks), ended at the next 4 ms tick: 12-16 ms,
+// so 62-84 switches in. A lone thread on CPU 1 never waits.
+TEST(CliRtApp, RunDelayAndCpuTimePerTask) {
+  fs::path d = tmpdir("rundelay");
+  std::ofstream(d / "two.json") << R"({"tasks": {
+      "pair": {"instance": 2, "cpus": [0], "run": 100000},
+      "lone": {"cpus": [1], "run": 100000}}, "global": {"duration": 1}})";
+  Result r = run("rt-app " + (d / "two.json").string() + " --machine hikey --json - --logdir " +
+                     (d / "l").string(),
+                 d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& pair = j.at("tasks").at("pair");
+  const double runtime = pair.at("runtime_ms").get<double>();
+  const double delay = pair.at("run_delay_ms").get<double>();
+  EXPECT_GT(runtime, 990.0);
+  EXPECT_LE(runtime, 1000.0);
+  EXPECT_NEAR(delay, runtime, 10.0);
+  EXPECT_GE(pair.at("switches").get<int>(), 1000 / 16);
+  EXPECT_LE(pair.at("switches").get<int>(), 1000 / 12 + 2);
+  EXPECT_EQ(pair.at("migrations").get<int>(), 0);
+  const nlohmann::json& lone = j.at("tasks").at("lone");
+  EXPECT_GT(lone.at("runtime_ms").get<double>(), 990.0);
+  EXPECT_LT(lone.at("run_delay_ms").get<double>(), 1.0);
+  EXPECT_NE(r.err.find("per task, over its threads"), std::string::npos) << r.err;
+  fs::remove_all(d);
+}
+
 TEST(CliRtApp, AFileWithoutDurationWhoseThreadsNeverEndIsReported) {
   fs::path d = tmpdir("stuck");
   {

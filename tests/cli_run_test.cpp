@@ -1,5 +1,6 @@
 // `schedtwin run SCENARIO.json`: two workloads in two groups, their own output shapes, the
 // JSON document, overrides from the command line, and one clear line for bad scenarios.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -115,6 +116,16 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
        "group \"a/b\": a group name is one cgroup directory name"},
       {R"({"duration_s": 1, "groups": {"..": {}}, "workloads": [{"schbench": []}]})",
        "group \"..\": a group name"},
+      // An rt-app task set runs for the scenario's duration and writes no logs.
+      {R"({"duration_s": 1, "workloads": [{"rt-app": ["t.json", "--duration", "2"]}]})",
+       "rt-app arguments: --duration: every workload of a scenario runs for the file's"},
+      {R"({"duration_s": 1, "workloads": [{"rt-app": ["t.json", "--logdir", "x"]}]})",
+       "rt-app arguments: --logdir: a scenario writes no rt-app logs"},
+      {R"({"duration_s": 1, "workloads": [{"rt-app": []}]})", "rt-app arguments:"},
+      {R"({"duration_s": 1, "workloads": [{"rt-app": ["missing.json"]}]})",
+       "1:34: rt-app arguments: "},
+      {R"({"duration_s": 1, "workloads": [{"rt-app": ["/dev/zero"]}]})",
+       "rt-app arguments: /dev/zero: not a regular file"},
       // An unsupported cgroup key is unknown whatever its value.
       {R"({"duration_s": 1, "groups": {"g": {"cpu.max": "1 2"}}, "workloads": [{"schbench": []}]})",
        "group \"g\": unknown key \"cpu.max\""},
@@ -128,6 +139,57 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
     Result rc = run_bin("run " + f);
     EXPECT_EQ(rc.rc, 1) << c.text;
   }
+}
+
+// An rt-app task set (found beside the scenario file) joins its workload's group: the
+// sched-idle fallback's experiment in one file. Four 1 ms-every-10 ms threads beside a
+// hackbench that keeps every CPU busy: with the hackbench in a cpu.idle group the threads
+// wake onto sched-idle CPUs and preempt at once; in a normal group they wait their turn. The
+// report is rt-app's, and compare names its metrics as rt-app's own.
+TEST(CliRun, AnRtAppTaskSetRunsInItsGroup) {
+  write_temp("lat.json", R"({ // comments, as real task sets have
+    "tasks": { "lat": { "instance": 4, "run": 1000, "timer": { "ref": "unique", "period": 10000 } } },
+    "global": { "duration": 2 } })");
+  auto scenario = [](const char* noise) {
+    return fmt::format(R"({{ "machine": "hikey", "kernel": "v5.4", "duration_s": 1,
+      "groups": {{ "normal": {{}}, "noise": {} }},
+      "workloads": [ {{ "group": "normal", "rt-app": ["lat.json"] }},
+                     {{ "group": "noise", "hackbench": ["-g", "2", "-l", "100000"] }} ] }})",
+                       noise);
+  };
+  const std::string idle = write_temp("rt-idle.json", scenario(R"({ "cpu.idle": 1 })"));
+  const std::string normal = write_temp("rt-normal.json", scenario("{}"));
+  Result r = run_bin("run " + idle + " --json -");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  const nlohmann::json& w = doc.at("workloads").at(0);
+  EXPECT_EQ(w.at("kind"), "rt-app");
+  EXPECT_EQ(w.at("timer_tasks"), nlohmann::json::array({"lat"}));
+  const nlohmann::json& lat = w.at("tasks").at("lat");
+  EXPECT_EQ(lat.at("wu_lat_us").at("n").get<int>(), 396);  // 99 periods of 4 threads in 1 s
+  const double idle_delay = lat.at("run_delay_ms").get<double>();
+  Result n = run_bin("run " + normal + " --json -");
+  ASSERT_EQ(n.rc, 0) << n.out;
+  const double normal_delay = nlohmann::json::parse(n.out)
+                                  .at("workloads")
+                                  .at(0)
+                                  .at("tasks")
+                                  .at("lat")
+                                  .at("run_delay_ms")
+                                  .get<double>();
+  EXPECT_LT(idle_delay * 5, normal_delay) << idle_delay << " " << normal_delay;
+  // The text and the note that the task set's own duration gives way.
+  Result t = run_bin("run " + idle);
+  EXPECT_NE(t.out.find("== workload 0: rt-app in group \"normal\""), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("per task, over its threads"), std::string::npos);
+  Result e = run_bin("run " + idle, true);
+  EXPECT_NE(e.out.find("its \"duration\" (2 s) gives way to the scenario's \"duration_s\""),
+            std::string::npos)
+      << e.out;
+  Result c = run_bin("compare --runs 1 --with v5.3 -- run " + idle);
+  ASSERT_EQ(c.rc, 0) << c.out;
+  EXPECT_NE(c.out.find("w0.rt-app.lat.wu_lat_us.mean"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("w0.rt-app.lat.run_delay_ms"), std::string::npos);
 }
 
 // schbench -r takes whole seconds, so beside one a 0.3 s scenario runs on to 1 s; pingpong's

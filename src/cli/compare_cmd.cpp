@@ -184,6 +184,19 @@ Prepared define_run(CLI::App& sub) {
         append_metrics(f, w.at("wakeup_latency_us"), pre + "wakeup_latency_us.",
                        kSchbenchPercentiles);
         f.metrics.emplace_back(pre + "samples", w.at("samples").get<double>());
+      } else if (w.contains("tasks")) {  // rt-app: as rtapp_figures names them
+        const nlohmann::json& timers = w.at("timer_tasks");
+        for (const auto& [name, t] : w.at("tasks").items()) {
+          if (std::find(timers.begin(), timers.end(), name) != timers.end()) {
+            for (const char* k : {"mean", "p50", "p90", "p99", "over_1ms_pct"})
+              f.metrics.emplace_back(pre + name + ".wu_lat_us." + k,
+                                     t.at("wu_lat_us").at(k).get<double>());
+            f.metrics.emplace_back(pre + name + ".slack_us.mean",
+                                   t.at("slack_us").at("mean").get<double>());
+          }
+          f.metrics.emplace_back(pre + name + ".loops", t.at("wu_lat_us").at("n").get<double>());
+          f.metrics.emplace_back(pre + name + ".run_delay_ms", t.at("run_delay_ms").get<double>());
+        }
       } else if (w.contains("messages")) {
         if (w.contains("total_time_s"))
           f.metrics.emplace_back(pre + "total_time_s", w.at("total_time_s").get<double>());
@@ -470,6 +483,7 @@ RunFigures rtapp_figures(const RtAppOutcome& out) {
       f.metrics.emplace_back(name + ".slack_us.mean", t.at("slack_us").at("mean").get<double>());
     }
     f.metrics.emplace_back(name + ".loops", t.at("wu_lat_us").at("n").get<double>());
+    f.metrics.emplace_back(name + ".run_delay_ms", t.at("run_delay_ms").get<double>());
   }
   return f;
 }

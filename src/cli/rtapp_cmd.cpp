@@ -89,6 +89,123 @@ void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& 
 
 }  // namespace
 
+RtAppKernelFigures read_kernel_figures(const workload::rtapp::Runner& runner) {
+  RtAppKernelFigures f;
+  for (int i = 0; i < runner.nr_threads(); ++i) {
+    const std::string& task = runner.thread_task(i);
+    const kernel::TaskStats& st = runner.thread_sched_stats(i);
+    f.fork_cpus[task].push_back(st.fork_cpu);
+    RtAppKernelFigures::SchedSums& sum = f.sched[task];
+    sum.runtime += st.sum_exec_runtime;
+    sum.run_delay += st.run_delay;
+    sum.switches += st.nr_switches;
+    sum.migrations += st.nr_migrations;
+    sum.wakeups += st.nr_wakeups;
+  }
+  return f;
+}
+
+void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runner& runner,
+                       const RtAppKernelFigures& kf, bool keep_samples, bool release_rows,
+                       RtAppOutcome& out, nlohmann::json& tasks) {
+  for (const auto& d : cfg.tasks) {
+    out.task_order.push_back(d.name);
+    if (d.has_timer) out.timer_tasks.push_back(d.name);
+  }
+  out.fork_cpus = kf.fork_cpus;
+  std::map<std::string, std::vector<int>> threads_of;  // task name -> its threads, in idx order
+  for (int i = 0; i < runner.nr_threads(); ++i) threads_of[runner.thread_task(i)].push_back(i);
+
+  // Per task name, the samples of all its threads' rows in thread then row order: one column
+  // of one task at a time, each vector reserved to size. The rows are freed as the last column
+  // is read when release_rows.
+  auto column = [&](const std::vector<int>& idxs, bool wu_lat, bool release) {
+    std::size_t n = 0;
+    for (int i : idxs) n += runner.nr_rows(i);
+    std::vector<double> v;
+    v.reserve(n);
+    for (int i : idxs) {
+      for (const workload::rtapp::RowFigures& f : runner.row_figures(i))
+        v.push_back(wu_lat ? static_cast<double>(f.wu_lat) : static_cast<double>(f.slack));
+      if (release) runner.release_rows(i);
+    }
+    return v;
+  };
+  // A column summarised in place (sorted), unless compare keeps the samples in row order.
+  auto summarize = [keep_samples](std::vector<double> v,
+                                  std::map<std::string, std::vector<double>>& kept,
+                                  const std::string& name) {
+    if (!keep_samples) return summary_json(std::move(v));
+    nlohmann::json j = summary_json(v);
+    kept[name] = std::move(v);
+    return j;
+  };
+  struct TaskFigures {
+    std::string wu_lat_text;  // st and textogram, for tasks with timers
+    nlohmann::json wu_lat, slack;
+  };
+  std::map<std::string, TaskFigures> figures;  // a name given to two tasks is one sample
+  for (const auto& name : out.task_order) {
+    if (figures.count(name)) continue;
+    TaskFigures& f = figures[name];
+    const std::vector<int>& idxs = threads_of[name];
+    std::vector<double> wu = column(idxs, true, false);
+    if (std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end())
+      f.wu_lat_text =
+          metrics::st_format(metrics::st_stats(wu)) + metrics::textogram(wu, 0, 1000, 10);
+    const auto over_1ms = std::count_if(wu.begin(), wu.end(), [](double x) { return x > 1000; });
+    const double over_1ms_pct =
+        wu.empty() ? 0.0 : 100.0 * static_cast<double>(over_1ms) / static_cast<double>(wu.size());
+    f.wu_lat = summarize(std::move(wu), out.wu_lat_us, name);
+    f.wu_lat["over_1ms_pct"] = over_1ms_pct;  // the posts' "> 1 ms" share
+    f.slack = summarize(column(idxs, false, release_rows), out.slack_us, name);
+  }
+
+  std::string& txt = out.summary;
+  txt += "placed at fork (wakeups and load balancing may move them later):\n";
+  for (const auto& name : out.task_order)
+    txt += fmt::format("  {:<16} CPUs {}\n", name, cpu_list(out.fork_cpus[name]));
+  for (const auto& name : out.timer_tasks) {
+    txt += fmt::format("\n{} wu_lat (us), {} threads:\n", name, out.fork_cpus[name].size());
+    txt += figures.at(name).wu_lat_text;
+  }
+  auto ms = [](Time t) { return static_cast<double>(t) / 1e6; };
+  auto sums_of = [&kf](const std::string& name) {  // a task of no threads has none
+    const auto it = kf.sched.find(name);
+    return it == kf.sched.end() ? RtAppKernelFigures::SchedSums{} : it->second;
+  };
+  txt +=
+      "\nper task, over its threads: CPU time, run delay (runnable, waiting for a CPU), "
+      "switches in\n";
+  txt += fmt::format("  {:<16} {:>12} {:>13} {:>16} {:>9} {:>10} {:>8}\n", "task", "runtime ms",
+                     "run delay ms", "delay/switch us", "switches", "migrations", "wakeups");
+  std::vector<std::string> listed;
+  for (const auto& name : out.task_order) {
+    if (std::find(listed.begin(), listed.end(), name) != listed.end()) continue;
+    listed.push_back(name);
+    const RtAppKernelFigures::SchedSums sum = sums_of(name);
+    txt += fmt::format(
+        "  {:<16} {:>12.1f} {:>13.1f} {:>16.1f} {:>9} {:>10} {:>8}\n", name, ms(sum.runtime),
+        ms(sum.run_delay),
+        sum.switches ? static_cast<double>(sum.run_delay) / 1e3 / static_cast<double>(sum.switches)
+                     : 0.0,
+        sum.switches, sum.migrations, sum.wakeups);
+  }
+
+  for (const auto& name : out.task_order) {
+    const RtAppKernelFigures::SchedSums sum = sums_of(name);
+    nlohmann::json& t = tasks[name];
+    t["wu_lat_us"] = figures.at(name).wu_lat;
+    t["slack_us"] = figures.at(name).slack;
+    t["fork_cpus"] = out.fork_cpus[name];
+    t["runtime_ms"] = ms(sum.runtime);
+    t["run_delay_ms"] = ms(sum.run_delay);
+    t["switches"] = sum.switches;
+    t["migrations"] = sum.migrations;
+    t["wakeups"] = sum.wakeups;
+  }
+}
+
 RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
                        const std::string& logdir, bool create_logdir, bool keep_samples) {
   // Only the machine is needed to read the task set; run_rtapp_config makes the scenario again
@@ -138,18 +255,9 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   RtAppOutcome out;
   out.occupancy = traces.take_occupancy();
   out.ignored = cfg.ignored;
-  for (const auto& d : cfg.tasks) {
-    out.task_order.push_back(d.name);
-    if (d.has_timer) out.timer_tasks.push_back(d.name);
-  }
-  std::map<std::string, std::vector<int>> threads_of;  // task name -> its threads, in idx order
-  for (int i = 0; i < runner.nr_threads(); ++i) {
-    const std::string& task = runner.thread_task(i);
-    out.fork_cpus[task].push_back(runner.thread_fork_cpu(i));
-    threads_of[task].push_back(i);
-  }
   // Everything the output needs from the kernel, then the kernel goes (with 100 000 tasks it
   // holds half the memory): its text comes after the tasks' in the summary.
+  const RtAppKernelFigures kf = read_kernel_figures(runner);
   const Time sim_end = k.now();
   nlohmann::json j = common_json("rt-app", sc, k, wall);
   std::string kernel_text;
@@ -160,70 +268,11 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   // resident beside the samples (which get pages of their own).
   malloc_trim(0);
 #endif
-
-  // Per task name, the samples of all its threads' rows in thread then row order: one column
-  // of one task at a time, each vector reserved to size. The rows are freed as the last column
-  // is read unless the logs still need them.
-  auto column = [&](const std::vector<int>& idxs, bool wu_lat, bool release) {
-    std::size_t n = 0;
-    for (int i : idxs) n += runner.nr_rows(i);
-    std::vector<double> v;
-    v.reserve(n);
-    for (int i : idxs) {
-      for (const workload::rtapp::RowFigures& f : runner.row_figures(i))
-        v.push_back(wu_lat ? static_cast<double>(f.wu_lat) : static_cast<double>(f.slack));
-      if (release) runner.release_rows(i);
-    }
-    return v;
-  };
-  // A column summarised in place (sorted), unless compare keeps the samples in row order.
-  auto summarize = [keep_samples](std::vector<double> v,
-                                  std::map<std::string, std::vector<double>>& kept,
-                                  const std::string& name) {
-    if (!keep_samples) return summary_json(std::move(v));
-    nlohmann::json j = summary_json(v);
-    kept[name] = std::move(v);
-    return j;
-  };
-  struct TaskFigures {
-    std::string wu_lat_text;  // st and textogram, for tasks with timers
-    nlohmann::json wu_lat, slack;
-  };
-  std::map<std::string, TaskFigures> figures;  // a name given to two tasks is one sample
-  for (const auto& name : out.task_order) {
-    if (figures.count(name)) continue;
-    TaskFigures& f = figures[name];
-    const std::vector<int>& idxs = threads_of[name];
-    std::vector<double> wu = column(idxs, true, false);
-    if (std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end())
-      f.wu_lat_text =
-          metrics::st_format(metrics::st_stats(wu)) + metrics::textogram(wu, 0, 1000, 10);
-    const auto over_1ms = std::count_if(wu.begin(), wu.end(), [](double x) { return x > 1000; });
-    const double over_1ms_pct =
-        wu.empty() ? 0.0 : 100.0 * static_cast<double>(over_1ms) / static_cast<double>(wu.size());
-    f.wu_lat = summarize(std::move(wu), out.wu_lat_us, name);
-    f.wu_lat["over_1ms_pct"] = over_1ms_pct;  // the posts' "> 1 ms" share
-    f.slack = summarize(column(idxs, false, !write_logs), out.slack_us, name);
-  }
-
-  std::string& txt = out.summary;
-  txt += fmt::format("rt-app {} on {} ({} CPUs), kernel {}, seed {}: {:.3f} s simulated\n", taskset,
-                     sc.machine.name, sc.machine.nr_cpus(), sc.config.profile.name, sc.config.seed,
-                     static_cast<double>(sim_end) / 1e9);
-  txt += "placed at fork (wakeups and load balancing may move them later):\n";
-  for (const auto& name : out.task_order)
-    txt += fmt::format("  {:<16} CPUs {}\n", name, cpu_list(out.fork_cpus[name]));
-  for (const auto& name : out.timer_tasks) {
-    txt += fmt::format("\n{} wu_lat (us), {} threads:\n", name, out.fork_cpus[name].size());
-    txt += figures.at(name).wu_lat_text;
-  }
-
-  for (const auto& name : out.task_order) {
-    j["tasks"][name]["wu_lat_us"] = figures.at(name).wu_lat;
-    j["tasks"][name]["slack_us"] = figures.at(name).slack;
-    j["tasks"][name]["fork_cpus"] = out.fork_cpus[name];
-  }
-  txt += kernel_text;
+  out.summary = fmt::format("rt-app {} on {} ({} CPUs), kernel {}, seed {}: {:.3f} s simulated\n",
+                            taskset, sc.machine.name, sc.machine.nr_cpus(), sc.config.profile.name,
+                            sc.config.seed, static_cast<double>(sim_end) / 1e9);
+  rtapp_task_report(cfg, runner, kf, keep_samples, !write_logs, out, j["tasks"]);
+  out.summary += kernel_text;
   out.json = std::move(j);
 
   if (write_logs) {

@@ -26,6 +26,26 @@ struct RtAppOutcome {
   std::vector<std::string> ignored;  // workload::rtapp::Config::ignored: keys without effect
 };
 
+// What the kernel knows of an rt-app run's threads, per task name: read while it lives.
+struct RtAppKernelFigures {
+  struct SchedSums {  // sched_info and sum_exec_runtime, summed over the task's threads
+    Time runtime = 0, run_delay = 0;
+    std::int64_t switches = 0, migrations = 0, wakeups = 0;
+  };
+  std::map<std::string, std::vector<int>> fork_cpus;
+  std::map<std::string, SchedSums> sched;
+};
+RtAppKernelFigures read_kernel_figures(const workload::rtapp::Runner& runner);
+
+// The per-task part of an rt-app report, after the run (the kernel may be gone): appends to
+// out.summary where each task was placed at fork, each timer task's st line and wu_lat
+// textogram, and the table of run delay per task; fills out.task_order, timer_tasks,
+// fork_cpus (and the samples when keep_samples) and `tasks`, the "tasks" object of the JSON.
+// With release_rows the runner's rows are freed as they are read.
+void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runner& runner,
+                       const RtAppKernelFigures& kf, bool keep_samples, bool release_rows,
+                       RtAppOutcome& out, nlohmann::json& tasks);
+
 // The command line of `schedtwin rt-app`; compare parses its ARGS with the same definitions.
 struct RtAppArgs {
   CommonOptions common;

@@ -25,6 +25,7 @@
 
 #include "cli/messaging_cmd.h"
 #include "cli/pingpong_cmd.h"
+#include "cli/rtapp_cmd.h"
 #include "cli/run_common.h"
 #include "cli/schbench_cmd.h"
 #include "engine/error.h"
@@ -32,6 +33,7 @@
 #include "workload/json_relaxed.h"
 #include "workload/messaging.h"
 #include "workload/pingpong.h"
+#include "workload/rtapp.h"
 #include "workload/schbench.h"
 
 namespace schedtwin::cli {
@@ -46,6 +48,9 @@ struct Workload {
   std::unique_ptr<workload::Schbench> schbench;
   std::unique_ptr<workload::Messaging> messaging;
   std::unique_ptr<workload::Pingpong> pingpong;
+  // rt-app: the task set (the runner keeps a reference to it) and its runner.
+  std::unique_ptr<workload::rtapp::Config> rtapp_cfg;
+  std::unique_ptr<workload::rtapp::Runner> rtapp;
   workload::MessagingParams mp;
   workload::PingpongParams pp;
   bool hackbench = false;
@@ -131,21 +136,29 @@ auto checked(const std::string& file, const JNode& args, const std::string& kind
   }
 }
 
-// A machine file named in a scenario is looked for beside the scenario file first (so that
-// the pair can be moved together), then from the working directory; presets stay names.
+// A file named in a scenario (a machine file, an rt-app task set) is looked for beside the
+// scenario file first (so that they can be moved together), then from the working
+// directory. Found in neither place, the place looked at first is named.
+std::string file_beside(const std::string& scenario_file, const std::string& name) {
+  const std::filesystem::path p(name);
+  if (p.is_absolute()) return name;
+  const std::filesystem::path beside = std::filesystem::path(scenario_file).parent_path() / p;
+  std::error_code ec;
+  if (std::filesystem::exists(beside, ec) || !std::filesystem::exists(p, ec))
+    return beside.lexically_normal().string();
+  return name;
+}
+
+// Presets stay names; a machine "name" that is no path at all is left for load_machine to
+// answer with the list of presets.
 std::string machine_beside(const std::string& scenario_file, const std::string& machine) {
   const auto presets = machine::preset_names();  // "host" included
   if (std::find(presets.begin(), presets.end(), machine) != presets.end()) return machine;
-  const std::filesystem::path p(machine);
-  if (p.is_absolute()) return machine;
-  const std::filesystem::path beside = std::filesystem::path(scenario_file).parent_path() / p;
+  const std::string found = file_beside(scenario_file, machine);
   std::error_code ec;
-  if (std::filesystem::exists(beside, ec)) return beside.lexically_normal().string();
-  // Neither here nor there: name the place looked at first, unless it is no path at all
-  // (then load_machine lists the presets).
-  if (machine::looks_like_machine_path(machine) && !std::filesystem::exists(p, ec))
-    return beside.lexically_normal().string();
-  return machine;
+  if (!std::filesystem::exists(found, ec) && !machine::looks_like_machine_path(machine))
+    return machine;
+  return found;
 }
 
 }  // namespace
@@ -275,7 +288,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         x.group = v.s;
         x.group_id = group_ids[v.s];
       } else if (key == "schbench" || key == "messaging" || key == "hackbench" ||
-                 key == "pingpong") {
+                 key == "pingpong" || key == "rt-app") {
         if (!x.kind.empty()) bad(file, v, "one subcommand per workload");
         if (v.kind != JNode::Kind::Array)
           bad(file, v, fmt::format("\"{}\": expected its arguments as an array", key));
@@ -283,13 +296,14 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         args = &v;
       } else {
         bad(file, v,
-            fmt::format(
-                "unknown workload key \"{}\" (group, schbench, messaging, hackbench, pingpong)",
-                key));
+            fmt::format("unknown workload key \"{}\" (group, schbench, messaging, hackbench, "
+                        "pingpong, rt-app)",
+                        key));
       }
     }
     if (!args)
-      bad(file, w, "the workload names no subcommand (schbench, messaging, hackbench, pingpong)");
+      bad(file, w,
+          "the workload names no subcommand (schbench, messaging, hackbench, pingpong, rt-app)");
     k.set_spawn_group(x.group_id);
     if (x.kind == "schbench") {
       SchbenchArgs a;
@@ -315,6 +329,38 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       });
       x.messaging = std::make_unique<workload::Messaging>(k, x.mp);
       x.messaging->start();
+    } else if (x.kind == "rt-app") {
+      RtAppArgs a;
+      parse_args(file, *args, x.kind, a, add_rtapp_options);
+      if (a.common.duration_s > 0)
+        bad(file, *args,
+            "rt-app arguments: --duration: every workload of a scenario runs for the file's "
+            "\"duration_s\"");
+      if (!a.logdir.empty())
+        bad(file, *args,
+            "rt-app arguments: --logdir: a scenario writes no rt-app logs (its report and "
+            "--json summarise them; `schedtwin rt-app` writes them)");
+      const std::string path = file_beside(file, a.taskset);
+      // A task set's own errors name their place in it; one that cannot be read is named at
+      // the workload that asked for it.
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec))
+        bad(file, *args,
+            fmt::format("rt-app arguments: {}: {}", path,
+                        std::filesystem::exists(path, ec) ? "not a regular file"
+                                                          : "no such file (looked for beside the "
+                                                            "scenario, then from here)"));
+      x.rtapp_cfg = std::make_unique<workload::rtapp::Config>(
+          workload::rtapp::parse_file(path, s.machine.nr_cpus()));
+      for (const std::string& note : x.rtapp_cfg->ignored)
+        fmt::print(stderr, "schedtwin: note: {}\n", note);
+      if (x.rtapp_cfg->duration_s > 0 && x.rtapp_cfg->duration_s != duration_s)
+        fmt::print(stderr,
+                   "schedtwin: note: {}: its \"duration\" ({} s) gives way to the scenario's "
+                   "\"duration_s\" ({} s): every workload of a scenario runs for it\n",
+                   path, x.rtapp_cfg->duration_s, duration_s);
+      x.rtapp = std::make_unique<workload::rtapp::Runner>(*x.rtapp_cfg, k,
+                                                          workload::rtapp::RowDetail::SummaryOnly);
     } else {
       PingpongArgs a;
       parse_args(file, *args, x.kind, a, add_pingpong_options);
@@ -379,6 +425,15 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
       jw["runtime_s"] = whole_s;
       jw["wakeup_latency_us"] = schbench_latency_json(r.final_table);
       jw["samples"] = r.final_table.samples;
+    } else if (w.rtapp) {
+      for (const std::string& d : w.rtapp->self_deadlocks())
+        fmt::print(stderr, "schedtwin: warning: {}: {}\n", w.rtapp_cfg->path, d);
+      RtAppOutcome r;
+      rtapp_task_report(*w.rtapp_cfg, *w.rtapp, read_kernel_figures(*w.rtapp), false, false, r,
+                        jw["tasks"]);
+      text += fmt::format("rt-app {}\n", w.rtapp_cfg->path) + r.summary;
+      jw["taskset"] = w.rtapp_cfg->path;
+      jw["timer_tasks"] = r.timer_tasks;
     } else if (w.messaging) {
       const workload::MessagingResult& r = w.messaging_at_end;
       if (w.messaging_finished) {
@@ -414,9 +469,9 @@ void register_run_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
       "run",
-      "Run a scenario: several workloads (schbench, messaging, hackbench, pingpong) at once,\n"
-      "each in a task group with cpu.weight / cpu.idle / cpu.latency-nice, for the file's\n"
-      "duration_s (see README, \"Scenarios\").");
+      "Run a scenario: several workloads (schbench, messaging, hackbench, pingpong, rt-app) at\n"
+      "once, each in a task group with cpu.weight / cpu.idle / cpu.latency-nice, for the\n"
+      "file's duration_s (see README, \"Scenarios\").");
   sub->add_option("scenario", o->scenario, "Scenario file (JSON)")->required();
   add_common_options(*sub, o->common);
   // The file's own keys stand unless the option is given: the help says so, with the

@@ -1005,6 +1005,10 @@ int Runner::thread_fork_cpu(int idx) const {
   return impl_->k.task_stats(impl_->thread(idx).id).fork_cpu;
 }
 
+const kernel::TaskStats& Runner::thread_sched_stats(int idx) const {
+  return impl_->k.task_stats(impl_->thread(idx).id);
+}
+
 std::size_t Runner::nr_rows(int idx) const { return impl_->thread(idx).nr_rows; }
 
 std::vector<RowFigures> Runner::row_figures(int idx) const {

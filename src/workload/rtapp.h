@@ -158,6 +158,8 @@ class Runner {
   // One sentence per thread that locked a mutex it already held, in the order it happened.
   std::vector<std::string> self_deadlocks() const;
   int thread_fork_cpu(int idx) const;
+  // The kernel's accounting of thread idx (sched_info and se.sum_exec_runtime).
+  const kernel::TaskStats& thread_sched_stats(int idx) const;
   std::size_t nr_rows(int idx) const;
   // wu_lat and slack of thread idx's rows, in row order (with either RowDetail).
   std::vector<RowFigures> row_figures(int idx) const;
