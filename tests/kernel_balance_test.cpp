@@ -455,6 +455,29 @@ TEST(SchedDomains, ClsLevelForClustersInsideTheLlcFromV516) {
       EXPECT_NE(whole.levels_[static_cast<size_t>(sd.level_id)].name, "CLS");
 }
 
+// sd_init's NUMA flags: a level farther than node_reclaim_distance balances no forks or
+// execs and takes no affine wakeups. Two nodes at SLIT distance 32 (an AMD EPYC board): with
+// RECLAIM_DISTANCE (30) the NUMA level loses the three flags; with x86's 32 for Zen (v5.4+,
+// a55c7454a8c8) it keeps them; v5.3 had only the constant.
+TEST(SchedDomains, NodeReclaimDistanceDecidesTheNumaLevelsWakeAndForkFlags) {
+  machine::Machine m = flat_machine(2, 2);
+  for (machine::Cpu& c : m.cpus) c.node = c.package = c.llc;
+  m.numa_distance = {{10, 32}, {32, 10}};
+  const unsigned three = SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE;
+  auto numa_flags = [&](const char* profile, int reclaim) {
+    machine::Machine mm = m;
+    mm.node_reclaim_distance = reclaim;
+    KernelImpl k(mm, config(profile));
+    const Rq& rq = k.cpu_rq(0);
+    const DomainLevel& top = k.levels_[static_cast<size_t>(rq.sd.back().level_id)];
+    EXPECT_NE(top.flags & SD_NUMA, 0u);
+    return top.flags & three;
+  };
+  EXPECT_EQ(numa_flags("v5.7", 30), 0u);
+  EXPECT_EQ(numa_flags("v5.7", 32), three);
+  EXPECT_EQ(numa_flags("v5.3", 32), 0u);
+}
+
 // get_sd_balance_interval (fair.c), in jiffies at HZ=250: a 4-CPU MC domain at its
 // min_interval of 4 ms. Busy, v5.7 multiplies by busy_factor 32 (128 ms = 32 jiffies);
 // v5.17 by 16 (64 ms = 16 jiffies) and, from v5.10 (e4d32e4d5444), takes one jiffy off (15).

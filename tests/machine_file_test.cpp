@@ -180,6 +180,17 @@ TEST(MachineFile, AKeyGivenTwiceIsRefused) {
       "bad.json:4:5: topology.packages: appears twice (first at 3:16)");
 }
 
+TEST(MachineFile, NodeReclaimDistance) {
+  json j = base();
+  EXPECT_EQ(from_json(j, "m.json").node_reclaim_distance, 30);  // RECLAIM_DISTANCE
+  j["numa_distance"]["node_reclaim_distance"] = 32;
+  const Machine m = from_json(j, "m.json");
+  EXPECT_EQ(m.node_reclaim_distance, 32);
+  EXPECT_EQ(to_json(m)["numa_distance"]["node_reclaim_distance"], 32);
+  j["numa_distance"]["node_reclaim_distance"] = 5;
+  expect_error(j, "numa_distance.node_reclaim_distance");
+}
+
 TEST(MachineFile, VersionErrors) {
   json j = base();
   j.erase("version");

@@ -112,6 +112,11 @@ void show_text(const Machine& m) {
     for (int d : m.numa_distance[static_cast<size_t>(a)]) fmt::print(" {:>4}", d);
     fmt::print("\n");
   }
+  if (m.nr_nodes() > 1)
+    fmt::print(
+        "  node_reclaim_distance {}: NUMA levels farther apart balance no forks or execs and "
+        "take no affine wakeups (v5.4+; 30 before)\n",
+        m.node_reclaim_distance);
   print_source(m.numa_source);
 
   fmt::print("\nSMT throughput: {:.4g} per thread when all siblings of a core are busy\n",

@@ -111,7 +111,9 @@ void KernelImpl::build_sched_domains() {
           // model builds their groups as build_sched_groups does, which gives the kernel's
           // overlapping groups wherever every CPU's child domain is its node (all presets).
           lvl.flags |= SD_SERIALIZE | SD_OVERLAP;
-          if (specs[si].numa_distance > 30)  // node_reclaim_distance (RECLAIM_DISTANCE)
+          // RECLAIM_DISTANCE until v5.4 made it node_reclaim_distance (a55c7454a8c8).
+          const int reclaim = prof_.version >= 504 ? m_.node_reclaim_distance : 30;
+          if (specs[si].numa_distance > reclaim)
             lvl.flags &= ~(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
         } else {
           lvl.cache_nice_tries = 1;

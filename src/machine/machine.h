@@ -76,6 +76,11 @@ struct Machine {
   std::string topology_source;                  // where the CPU numbering and grouping come from
   std::vector<std::vector<int>> numa_distance;  // node x node, 10 on the diagonal
   std::string numa_source;
+  // node_reclaim_distance (sd_init, v5.4+): a NUMA level whose distance exceeds it loses
+  // SD_BALANCE_EXEC, SD_BALANCE_FORK and SD_WAKE_AFFINE. RECLAIM_DISTANCE, 30, unless the
+  // architecture sets it: x86 sets 32 on AMD family 17h (Zen; a55c7454a8c8). Before v5.4
+  // the constant 30 applies whatever this says.
+  int node_reclaim_distance = 30;
   std::vector<IdleState> idle_states;  // shallowest first; same for every CPU
   double smt_throughput =
       1.0;  // per-thread speed when all siblings of a core are busy (1.0 = no sharing)

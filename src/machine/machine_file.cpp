@@ -417,6 +417,8 @@ J build_json(const Machine& m) {
   j["topology"] = std::move(topo);
   J numa;
   numa["matrix"] = m.numa_distance;
+  // RECLAIM_DISTANCE, the kernel's default, is left implicit as the presets leave it.
+  if (m.node_reclaim_distance != 30) numa["node_reclaim_distance"] = m.node_reclaim_distance;
   numa["source"] = m.numa_source;
   j["numa_distance"] = std::move(numa);
   J smt;
@@ -736,7 +738,10 @@ Machine read_machine(const json& j, const Reader& r) {
 
   if (j.contains("numa_distance")) {
     const json& nd = j["numa_distance"];
-    r.check_keys(nd, "numa_distance", {"matrix", "source"}, {"matrix"});
+    r.check_keys(nd, "numa_distance", {"matrix", "node_reclaim_distance", "source"}, {"matrix"});
+    if (nd.contains("node_reclaim_distance"))
+      m.node_reclaim_distance = static_cast<int>(
+          r.small(nd["node_reclaim_distance"], "numa_distance.node_reclaim_distance", 10, 255));
     const json& mat = nd["matrix"];
     if (!mat.is_array() || mat.empty())
       r.fail("numa_distance.matrix", "expected a non-empty array of rows");
