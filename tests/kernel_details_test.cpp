@@ -93,6 +93,8 @@ struct SleepListBody : TaskBody {
   }
 };
 
+namespace {
+
 // Runs cycles[i].first, then sleeps cycles[i].second (a relative timer); after the last
 // cycle it blocks for good.
 struct CycleBody : TaskBody {
@@ -112,6 +114,22 @@ struct CycleBody : TaskBody {
   }
 };
 
+// One CPU with idle states C1 (0), C2 (500 us) and C3 (2 ms target residency).
+machine::Machine three_state_cpu() {
+  machine::Machine m = flat_machine(1, 1);
+  m.idle_states[0].target_residency_ns = 0;
+  machine::IdleState mid, deep;
+  mid.name = "C2";
+  mid.target_residency_ns = us(500);
+  deep.name = "C3";
+  deep.target_residency_ns = ms(2);
+  m.idle_states.push_back(mid);
+  m.idle_states.push_back(deep);
+  return m;
+}
+
+}  // namespace
+
 // get_typical_interval (menu.c v5.4). Idle periods of about 1050, 1050, 1150, 1150 and four
 // of 5050 us (sleeps plus the 50 us timer slack): the whole set is too spread; dropping the
 // four largest leaves 4 samples whose stddev (50 us) is under a sixth of their mean (1100),
@@ -122,15 +140,7 @@ struct CycleBody : TaskBody {
 // idle under a tick). Every cycle lasts a multiple of the 4 ms tick and the ticks fall 1 ms
 // into each, while the task runs, so that no tick splits an idle period.
 TEST(MenuGovernor, TypicalIntervalNeedsThreeQuartersOfTheSamples) {
-  machine::Machine m = flat_machine(1, 1);
-  m.idle_states[0].target_residency_ns = 0;
-  machine::IdleState mid, deep;
-  mid.name = "C2";
-  mid.target_residency_ns = us(500);
-  deep.name = "C3";
-  deep.target_residency_ns = ms(2);
-  m.idle_states.push_back(mid);
-  m.idle_states.push_back(deep);
+  const machine::Machine m = three_state_cpu();
   KernelImpl k(m, config());
   k.tick_phase_ = ms(3);  // ticks at 1, 5, 9, ... ms
   CycleBody p;
@@ -165,15 +175,7 @@ TEST(MenuGovernor, TypicalIntervalNeedsThreeQuartersOfTheSamples) {
 //   nothing seen yet: no prediction: C3, stop
 //   8 idles of 10 ms: C3 fits, predicted beyond a tick: stop
 TEST(MenuGovernor, AShortPredictedIdleKeepsTheTick) {
-  machine::Machine m = flat_machine(1, 1);
-  m.idle_states[0].target_residency_ns = 0;
-  machine::IdleState mid, deep;
-  mid.name = "C2";
-  mid.target_residency_ns = us(500);
-  deep.name = "C3";
-  deep.target_residency_ns = ms(2);
-  m.idle_states.push_back(mid);
-  m.idle_states.push_back(deep);
+  const machine::Machine m = three_state_cpu();
   struct Case {
     Time interval;  // each of the 8 idles seen; 0: none seen
     Time now;
