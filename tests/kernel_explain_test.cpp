@@ -160,7 +160,9 @@ TEST(Explain, TextTimesRoundToTheMicrosecondLikeFtrace) {
 }
 
 // A wakeup record says which wake_affine test decided: a sync wakeup from CPU 0, whose
-// waker runs alone there, of a task last on CPU 1 is taken by wake_affine_idle.
+// waker runs alone there, of a task last on CPU 1 is taken by wake_affine_idle. Its JSON
+// names the waker and wake_wide's inputs: the waker's first wakee (1 flip), a wakee that
+// has woken no one (0), and the 4 CPUs of the LLC.
 TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
   struct Sleeper : TaskBody {
     bool ran = false;
@@ -178,26 +180,35 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
       return Step::run(us(100));
     }
   };
-  Config c;
-  c.profile = make_profile("v5.4");
-  Kernel k(flat_machine(1, 4), c);
-  Sleeper s;
-  const TaskId t = k.create_task({.name = "wakee", .cpus = {1}}, &s);
-  k.run_until(ms(1));
-  k.set_affinity(t, {});
-  std::ostringstream out;
-  Explain x(out, Explain::Format::Text, 100);
-  k.set_explain(&x);
-  SyncWaker w;
-  w.k = &k;
-  w.wakee = t;
-  k.create_task({.name = "waker", .cpus = {0}}, &w);
-  k.run_until(ms(2));
-  EXPECT_NE(out.str().find("wakeup wakee[1]: prev=1 sync=yes wake_wide=no want_affine=yes | "
-                           "wake_affine_idle: cpu0 (sync, the waker runs alone) | wake_affine in "
-                           "MC domain: target cpu0 (the waker's CPU)"),
+  auto run = [](Explain::Format format) {
+    Config c;
+    c.profile = make_profile("v5.4");
+    Kernel k(flat_machine(1, 4), c);
+    Sleeper s;
+    const TaskId t = k.create_task({.name = "wakee", .cpus = {1}}, &s);
+    k.run_until(ms(1));
+    k.set_affinity(t, {});
+    std::ostringstream out;
+    Explain x(out, format, 100);
+    k.set_explain(&x);
+    SyncWaker w;
+    w.k = &k;
+    w.wakee = t;
+    k.create_task({.name = "waker", .cpus = {0}}, &w);
+    k.run_until(ms(2));
+    return out.str();
+  };
+  const std::string text = run(Explain::Format::Text);
+  EXPECT_NE(text.find("wakeup wakee[1]: prev=1 sync=yes wake_wide=no want_affine=yes | "
+                      "wake_affine_idle: cpu0 (sync, the waker runs alone) | wake_affine in "
+                      "MC domain: target cpu0 (the waker's CPU)"),
             std::string::npos)
-      << out.str();
+      << text;
+  const std::string jsonl = run(Explain::Format::Jsonl);
+  EXPECT_NE(jsonl.find("\"waker\":\"waker[2]\",\"wake_wide\":\"no\",\"want_affine\":\"yes\","
+                       "\"waker_wakee_flips\":1,\"wakee_wakee_flips\":0,\"wake_wide_factor\":4"),
+            std::string::npos)
+      << jsonl;
 }
 
 // A fork record walks find_idlest_cpu: at the domain spanning both LLCs, the local LLC

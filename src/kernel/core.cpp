@@ -334,6 +334,9 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   if (explain_ && explain_->begin("wakeup", now_, this_cpu_, task_label(p))) {
     explain_->field("prev", t.cpu);
     if (wake_flags & WF_SYNC) explain_->field("sync", "yes");
+    // Who wakes: a task, or an interrupt (a timer, an IPI's queued wakeup) over whatever ran.
+    explain_->data("waker",
+                   in_hardirq_ || current_ == kNoTask ? std::string("irq") : task_label(current_));
   }
   int cpu = t.cpu;
   if (t.nr_cpus_allowed > 1) {

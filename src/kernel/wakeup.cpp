@@ -684,6 +684,10 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
     if (xp()) {
       explain_->field("wake_wide", wide ? "yes" : "no");
       explain_->field("want_affine", want_affine ? "yes" : "no");
+      // wake_wide's inputs: both flip counts and the LLC size they are compared with.
+      explain_->data("waker_wakee_flips", current_waker().wakee_flips);
+      explain_->data("wakee_wakee_flips", p.waker.wakee_flips);
+      explain_->data("wake_wide_factor", rq_[this_cpu_].llc_size);
     }
   }
   int sd = kNone;
