@@ -92,6 +92,9 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   tgs_.push_back(TaskGroupAttr{.name = "/"});
   tg_rt_.emplace_back();
   build_sched_domains();
+  // SIS_UTIL's depth starts as update_idle_cpu_scan leaves it for an idle LLC (all its
+  // CPUs), as on a machine that has been up a while: a freshly booted kernel's kzalloc'd
+  // sd_llc_shared gives 0 (no scan) until the LLC's first balance.
   for (int c = 0; c < n; ++c)
     llc_shared_[static_cast<size_t>(cpu_rq(c).llc_id)].nr_idle_scan = cpu_rq(c).llc_size;
   for (int c = 0; c < n; ++c) update_idle_core(c);

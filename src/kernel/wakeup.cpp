@@ -218,7 +218,10 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
     // v6.0 (70fb5ccf2ebb): the LLC's scan depth from its utilization at the last balance.
     nr = llc_shared_[static_cast<size_t>(trq.llc_id)].nr_idle_scan + 1;
     if (xp()) {
-      why = fmt::format("SIS_UTIL: the LLC's nr_idle_scan {} at its last balance", nr - 1);
+      why = fmt::format(
+          "SIS_UTIL: the LLC's nr_idle_scan {} (set by its last LLC balance; an idle LLC's "
+          "before the first)",
+          nr - 1);
       explain_->data("budget_rule", "SIS_UTIL");
     }
     if (nr == 1) {
