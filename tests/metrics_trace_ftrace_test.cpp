@@ -45,6 +45,28 @@ TEST(FtraceText, HeaderAsTheNopTracerPrintsIt) {
   EXPECT_EQ(l[10], "#              | |       |   ||||       |         |");
 }
 
+// From v5.13 the trace file has a 7-wide pid column and a fifth flag, migrate-disable
+// (54357f0c9149), and from v5.17 the first flag is irqs-off/BH-disabled: the layout of the
+// kernel a v5.17 or later profile stands for.
+TEST(FtraceText, V517ProfilesWriteTheMigrateDisableColumn) {
+  machine::Machine m = testutil::flat_machine(1, 4);
+  kernel::Kernel k{m, kernel::Config{kernel::make_profile("v5.17")}};
+  testutil::BusyBody body;
+  k.create_task(kernel::TaskAttr{.name = "worker"}, &body);  // pid 1
+  metrics::FtraceTextWriter w(k);
+  w.sched_switch(123456789, 1, kNoTask, SwitchState::Running, 0);
+  std::vector<std::string> l = lines(w.finish());
+  ASSERT_EQ(l.size(), 13u);
+  EXPECT_EQ(l[4], "#                                _-----=> irqs-off/BH-disabled");
+  EXPECT_EQ(l[8], "#                              ||| / _-=> migrate-disable");
+  EXPECT_EQ(l[10], "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION");
+  EXPECT_EQ(l[11], "#              | |         |   |||||     |         |");
+  EXPECT_EQ(l[12],
+            "          <idle>-0       [001] d..2.     0.123457: sched_switch: "
+            "prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker "
+            "next_pid=1 next_prio=120");
+}
+
 TEST(FtraceText, EventLinesInTheKernelLayout) {
   Fixture f;
   metrics::FtraceTextWriter w(f.k);

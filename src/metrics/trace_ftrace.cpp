@@ -73,6 +73,7 @@ const char* trace_prev_state_text(kernel::SwitchState s) {
 FtraceTextWriter::FtraceTextWriter(const kernel::Kernel& k, std::uint64_t max_events,
                                    TraceFilter filter)
     : k_(k),
+      wide_layout_(k.profile().version >= 513),
       max_events_(max_events),
       curr_(k.machine().nr_cpus()),
       comms_(k),
@@ -95,9 +96,10 @@ void FtraceTextWriter::context(Time t, int cpu, const char* flags, const char* e
   const std::uint64_t usecs = (static_cast<std::uint64_t>(t) + 500) / 1000;
   line_.clear();
   fmt::format_to(
-      std::back_inserter(line_), "{:>16}-{:<5} [{:03}] {} {:5}.{:06}: {}: ",
+      std::back_inserter(line_), "{:>16}-{:<{}} [{:03}] {}{} {:5}.{:06}: {}: ",
       cur == kernel::kNoTask ? std::string_view("<idle>") : std::string_view(comms_.of(cur, cpu)),
-      trace_pid(cur), curr_.cpu(cpu), flags, usecs / 1000000, usecs % 1000000, event);
+      trace_pid(cur), wide_layout_ ? 7 : 5, curr_.cpu(cpu), flags, wide_layout_ ? "." : "",
+      usecs / 1000000, usecs % 1000000, event);
 }
 
 void FtraceTextWriter::end_line() {
@@ -168,21 +170,33 @@ void FtraceTextWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) {
 }
 
 // print_trace_header's nop form with irq-info (print_event_info +
-// print_func_help_header_irq, kernel/trace/trace.c v5.4, without tgid).
+// print_func_help_header_irq, kernel/trace/trace.c, without tgid): v5.4's, or v5.17's
+// (a wider pid, the migrate-disable column, BH-disabled named with irqs-off).
 std::string FtraceTextWriter::finish() {
-  std::string head = fmt::format(
-      "# tracer: nop\n"
-      "#\n"
-      "# entries-in-buffer/entries-written: {}/{}   #P:{}\n"
-      "#\n"
+  constexpr const char* kHelpV54 =
       "#                              _-----=> irqs-off\n"
       "#                             / _----=> need-resched\n"
       "#                            | / _---=> hardirq/softirq\n"
       "#                            || / _--=> preempt-depth\n"
       "#                            ||| /     delay\n"
       "#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n"
-      "#              | |       |   ||||       |         |\n",
-      recorded_, recorded_ + dropped_, k_.machine().nr_cpus());
+      "#              | |       |   ||||       |         |\n";
+  constexpr const char* kHelpV517 =
+      "#                                _-----=> irqs-off/BH-disabled\n"
+      "#                               / _----=> need-resched\n"
+      "#                              | / _---=> hardirq/softirq\n"
+      "#                              || / _--=> preempt-depth\n"
+      "#                              ||| / _-=> migrate-disable\n"
+      "#                              |||| /     delay\n"
+      "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+      "#              | |         |   |||||     |         |\n";
+  std::string head = fmt::format(
+      "# tracer: nop\n"
+      "#\n"
+      "# entries-in-buffer/entries-written: {}/{}   #P:{}\n"
+      "#\n"
+      "{}",
+      recorded_, recorded_ + dropped_, k_.machine().nr_cpus(), wide_layout_ ? kHelpV517 : kHelpV54);
   // In place: the body may be hundreds of MB, so no second copy of it.
   body_.insert(0, head);
   if (truncated()) {

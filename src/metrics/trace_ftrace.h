@@ -111,7 +111,9 @@ class TraceSelection {
 // sched_wakeup_new, sched_migrate_task, sched_process_exit (sched_wakeup is not written,
 // as Perfetto's default sched config leaves it out; sched_waking carries the wakeup).
 // The PELT callbacks have no ftrace event and are ignored. The irq-info flags are fixed
-// per event (d..2 for sched_switch), not modelled.
+// per event (d..2 for sched_switch), not modelled. The layout follows the kernel profile:
+// v5.4's up to v5.7; from v5.13 profiles (v5.17, v6.0, v6.6) a pid column 7 wide and a fifth
+// flag, migrate-disable (54357f0c9149), always '.', under v5.17's header (irqs-off/BH-disabled).
 class FtraceTextWriter final : public kernel::TraceSink {
  public:
   explicit FtraceTextWriter(const kernel::Kernel& k,
@@ -146,6 +148,7 @@ class FtraceTextWriter final : public kernel::TraceSink {
                    int target_cpu);
 
   const kernel::Kernel& k_;
+  const bool wide_layout_;  // v5.13+: 7-wide pids and the migrate-disable flag
   std::uint64_t max_events_;
   std::uint64_t recorded_ = 0, dropped_ = 0;
   Time truncated_at_ = 0;
