@@ -50,6 +50,23 @@ TEST(CliExplain, CheckReportsTheEventsItChecked) {
   EXPECT_NE(r.out.find("--check: invariants held after "), std::string::npos) << r.out;
 }
 
+// --explain takes its file only as --explain=FILE: the word after a bare --explain is the
+// subcommand's own (a trial found `rt-app --explain task.json --seed 2` taking task.json for
+// the log's file, which a second task set would have overwritten).
+TEST(CliExplain, ABareExplainNeverTakesTheNextWord) {
+  const std::string logs = testutil::temp_path("explain", "logs");
+  auto x = run_bin("rt-app --explain " SCHEDTWIN_SOURCE_DIR
+                   "/examples/rt-app/lkml/sched-idle.json --seed 2 --duration 0.01 --logdir " +
+                       logs,
+                   true);
+  ASSERT_EQ(x.rc, 0) << x.out;
+  EXPECT_NE(x.out.find("cpu0 fork cfs_thread-0[1]"), std::string::npos) << x.out.substr(0, 500);
+  std::filesystem::remove_all(logs);
+  auto m = run_bin("messaging -g 1 -l 5 --explain out.txt", true);
+  EXPECT_EQ(m.rc, 2);
+  EXPECT_NE(m.out.find("argument not expected: out.txt"), std::string::npos) << m.out;
+}
+
 // Intel numbering: SMT siblings are n and n + 24, so a group's span is a CPU list, not a range.
 TEST(CliExplain, GroupSpansAreCpuListsOnSmtMachines) {
   auto r = run_bin("messaging -g 1 -l 5 --machine xeon-e5-2650v4 --explain", true);

@@ -52,14 +52,13 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_flag("--lb-stats", o.lb_stats,
                "Print the load balancer's group classification counts (state x nr_running, as "
                "the runnable_avg series counted them) after the run; also in --json");
-  sub.add_option(
-         "--explain", o.explain,
-         "Write the decision log: for each wakeup, fork and balance attempt, the candidates in "
-         "the kernel's order, why each was taken or rejected, and the result (to stderr, or to "
-         "FILE with --explain=FILE)")
-      ->expected(0, 1)
-      ->type_name("[=FILE]")
-      ->default_str("-")  // the value when none is given: stderr
+  // A flag that takes its file only as --explain=FILE: as an option with an optional value,
+  // `rt-app --explain task.json --seed 2` took task.json for the log's file (and would have
+  // written over it had another task set followed).
+  sub.add_flag("--explain{-}", o.explain,  // bare: "-", stderr
+               "Write the decision log: for each wakeup, fork and balance attempt, the candidates "
+               "in the kernel's order, why each was taken or rejected, and the result (to "
+               "stderr, or to FILE with --explain=FILE)")
       ->option_text("[=FILE]");
   sub.add_option("--explain-format", o.explain_format,
                  "Format of --explain: text (one line per decision) or jsonl")
