@@ -396,9 +396,11 @@ TEST(CompareFigures, RtAppMetricsFromTheRunDocument) {
   o.timer_tasks = {"t"};
   o.json = json::parse(R"({"sim_time_s": 1.5, "wall_time_s": 0.1, "events": 42, "tasks": {
       "t": {"wu_lat_us": {"n": 5, "mean": 1020, "p50": 1000, "p90": 2000, "p99": 2000,
-                          "over_1ms_pct": 40}, "slack_us": {"mean": -7.5}, "run_delay_ms": 3.25},
+                          "over_1ms_pct": 40}, "slack_us": {"mean": -7.5}, "runtime_ms": 40, "run_delay_ms": 3.25,
+            "switches": 6, "migrations": 1, "wakeups": 5},
       "idle": {"wu_lat_us": {"n": 2, "mean": 0, "p50": 0, "p90": 0, "p99": 0, "over_1ms_pct": 0},
-               "slack_us": {"mean": 0}, "run_delay_ms": 12}}})");
+               "slack_us": {"mean": 0}, "runtime_ms": 900, "run_delay_ms": 12,
+               "switches": 3, "migrations": 0, "wakeups": 0}}})");
   schedtwin::cli::RunFigures f = schedtwin::cli::rtapp_figures(o);
   const std::vector<std::pair<std::string, double>> expected = {{"t.wu_lat_us.mean", 1020},
                                                                 {"t.wu_lat_us.p50", 1000},
@@ -407,9 +409,17 @@ TEST(CompareFigures, RtAppMetricsFromTheRunDocument) {
                                                                 {"t.wu_lat_us.over_1ms_pct", 40},
                                                                 {"t.slack_us.mean", -7.5},
                                                                 {"t.loops", 5},
+                                                                {"t.runtime_ms", 40},
                                                                 {"t.run_delay_ms", 3.25},
+                                                                {"t.switches", 6},
+                                                                {"t.migrations", 1},
+                                                                {"t.wakeups", 5},
                                                                 {"idle.loops", 2},
-                                                                {"idle.run_delay_ms", 12}};
+                                                                {"idle.runtime_ms", 900},
+                                                                {"idle.run_delay_ms", 12},
+                                                                {"idle.switches", 3},
+                                                                {"idle.migrations", 0},
+                                                                {"idle.wakeups", 0}};
   EXPECT_EQ(f.metrics, expected);
   EXPECT_DOUBLE_EQ(f.sim_time_s, 1.5);
   EXPECT_EQ(f.events, 42u);

@@ -32,6 +32,10 @@ namespace schedtwin::cli {
 
 namespace {
 
+// An rt-app task's scheduler accounting in its JSON, compared per task.
+constexpr const char* kRtAppSchedFigures[] = {"runtime_ms", "run_delay_ms", "switches",
+                                              "migrations", "wakeups"};
+
 // ---- the subcommands compare can run -------------------------------------------------------
 
 // What a subcommand's entry gives compare once it has put its options on a parser.
@@ -195,7 +199,8 @@ Prepared define_run(CLI::App& sub) {
                                    t.at("slack_us").at("mean").get<double>());
           }
           f.metrics.emplace_back(pre + name + ".loops", t.at("wu_lat_us").at("n").get<double>());
-          f.metrics.emplace_back(pre + name + ".run_delay_ms", t.at("run_delay_ms").get<double>());
+          for (const char* k : kRtAppSchedFigures)
+            f.metrics.emplace_back(pre + name + "." + k, t.at(k).get<double>());
         }
       } else if (w.contains("messages")) {
         if (w.contains("total_time_s"))
@@ -483,7 +488,8 @@ RunFigures rtapp_figures(const RtAppOutcome& out) {
       f.metrics.emplace_back(name + ".slack_us.mean", t.at("slack_us").at("mean").get<double>());
     }
     f.metrics.emplace_back(name + ".loops", t.at("wu_lat_us").at("n").get<double>());
-    f.metrics.emplace_back(name + ".run_delay_ms", t.at("run_delay_ms").get<double>());
+    for (const char* k : kRtAppSchedFigures)
+      f.metrics.emplace_back(name + "." + k, t.at(k).get<double>());
   }
   return f;
 }

@@ -262,6 +262,12 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
             fmt::format("group \"{}\": \"cpu.weight\" cannot be set on a \"cpu.idle\" group "
                         "(the kernel refuses it; an idle group's weight is the minimum)",
                         name));
+      // cpu.idle (304000390f88) came with v5.15; an earlier profile applies it as v5.15 does.
+      if (a.idle && s.config.profile.version < 515)
+        fmt::print(stderr,
+                   "schedtwin: warning: {}:{}:{}: group \"{}\": \"cpu.idle\" came with v5.15; "
+                   "kernel {} has no such file, and the model applies it as v5.15 does\n",
+                   file, g.line, g.col, name, s.config.profile.name);
       try {
         group_ids[name] = k.create_task_group(a);
       } catch (const InputError& e) {
