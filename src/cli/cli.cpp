@@ -167,9 +167,13 @@ std::string subcommand_error(CLI::App& app, int argc, char** argv) {
     CLI::App* next = nullptr;
     for (CLI::App* s : subs)
       if (s->check_name(argv[i])) next = s;
-    if (!next)
-      return fmt::format("{} unknown subcommand '{}' (expected one of: {})", path, argv[i],
-                         names_of(subs));
+    if (!next) {
+      std::vector<std::string> names;
+      for (const CLI::App* s : subs) names.push_back(s->get_name());
+      const std::vector<std::string_view> known(names.begin(), names.end());
+      return fmt::format("{} unknown subcommand '{}' ({}expected one of: {})", path, argv[i],
+                         engine::did_you_mean(argv[i], known, '\''), names_of(subs));
+    }
     at = next;
     path += " " + next->get_name() + ":";
   }
