@@ -945,17 +945,16 @@ void KernelImpl::enter_idle(int cpu) {
 // cpuidle_idle_call's tick decision (kernel/sched/idle.c, kernel/time/tick-sched.c v5.4):
 // tick_nohz_idle_stop_tick when the governor says so or the tick is already stopped, else
 // tick_nohz_idle_retain_tick. tick_nohz_next_event keeps a running tick when a timer is due
-// within a tick of the last jiffy. Only a tick that really stops enters the NOHZ idle mask
+// within a tick of the last jiffy (the sleep length cpuidle_select has just read). Only a
+// tick that really stops enters the NOHZ idle mask
 // (nohz_balance_enter_idle); an idle CPU whose tick runs balances itself from that tick.
 // Without NO_HZ idle in the kernel build the tick never stops.
 void KernelImpl::tick_nohz_idle_stop_tick(int cpu, bool stop_tick) {
   Rq& rq = cpu_rq(cpu);
   if (!m_.build.nohz_idle) stop_tick = false;
-  if (stop_tick && !rq.tick_stopped) {
-    Time next_timer = kTimeNever;
-    for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
+  if (stop_tick && !rq.tick_stopped && rq.menu_next_timer != kTimeNever) {
     const Time last_jiffy = jiffies() * tick_ns_ - tick_phase_;
-    if (next_timer != kTimeNever && next_timer - last_jiffy <= tick_ns_) stop_tick = false;
+    if (now_ + rq.menu_next_timer - last_jiffy <= tick_ns_) stop_tick = false;
   }
   if (!stop_tick && !rq.tick_stopped) {
     if (!q_.armed(rq.tick_slot)) q_.arm(rq.tick_slot, next_tick_time());

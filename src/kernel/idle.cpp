@@ -74,16 +74,17 @@ Time get_typical_interval(const std::array<Time, INTERVALS>& intervals, int seen
 int KernelImpl::cpuidle_select(int cpu, bool& stop_tick) {
   Rq& rq = cpu_rq(cpu);
   stop_tick = true;
-  if (m_.idle_states.empty()) return -1;  // no cpuidle driver: default_idle_call, tick stopped
   Time next_timer = kTimeNever;
   for (TaskId t : rq.armed_timers) next_timer = std::min(next_timer, task(t).timer_expires);
-  // tick_nohz_get_sleep_length: the sleep length if the tick were stopped, and in
-  // delta_next the time to the next clock event, the tick included while it runs.
+  // tick_nohz_get_sleep_length: the sleep length if the tick were stopped (kept, as the
+  // kernel keeps it in ts->timer_expires, for tick_nohz_idle_stop_tick), and in delta_next
+  // the time to the next clock event, the tick included while it runs.
   const Time sleep_length =
       next_timer == kTimeNever ? kTimeNever : std::max<Time>(0, next_timer - now_);
+  rq.menu_next_timer = sleep_length;
+  if (m_.idle_states.empty()) return -1;  // no cpuidle driver: default_idle_call, tick stopped
   const Time delta_next =
       rq.tick_stopped ? sleep_length : std::min(sleep_length, next_tick_time() - now_);
-  rq.menu_next_timer = sleep_length;
   const auto& st = m_.idle_states;
   if (st.size() <= 1 || sleep_length < st[1].target_residency_ns) {
     stop_tick = !st[0].polling;  // state 0 whatever the prediction

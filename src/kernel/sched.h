@@ -258,7 +258,7 @@ struct alignas(64) Rq {
   // Idle
   int idle_state = -1;  // cpuidle state entered, -1 if none
   Time idle_entered = 0;
-  Time menu_next_timer = 0;  // menu's next_timer_us at select: the sleep length, ns
+  Time menu_next_timer = 0;        // the sleep length at idle entry, ns (menu's next_timer_us)
   bool tick_stopped = false;       // tick_sched's tick_stopped: NO_HZ idle stopped the tick
   bool tick_wakeup = false;        // menu's tick_wakeup: the tick came during this idle period
   bool idle_tick_pending = false;  // the running tick interrupted idle; handled on the way out
