@@ -32,9 +32,21 @@ namespace schedtwin::cli {
 
 namespace {
 
-// An rt-app task's scheduler accounting in its JSON, compared per task.
-constexpr const char* kRtAppSchedFigures[] = {"runtime_ms", "run_delay_ms", "switches",
-                                              "migrations", "wakeups"};
+// One rt-app task's metrics from its JSON ("tasks".NAME), named PREFIX + NAME + "." + key:
+// wu_lat and slack for a task with timers, then its log rows and scheduler accounting.
+void append_rtapp_task(RunFigures& f, const std::string& prefix, const std::string& name,
+                       const nlohmann::json& t, bool timer) {
+  const std::string pre = prefix + name + ".";
+  if (timer) {
+    const nlohmann::json& w = t.at("wu_lat_us");
+    for (const char* k : {"mean", "p50", "p90", "p99", "over_1ms_pct"})
+      f.metrics.emplace_back(pre + "wu_lat_us." + k, w.at(k).get<double>());
+    f.metrics.emplace_back(pre + "slack_us.mean", t.at("slack_us").at("mean").get<double>());
+  }
+  f.metrics.emplace_back(pre + "loops", t.at("wu_lat_us").at("n").get<double>());
+  for (const char* k : {"runtime_ms", "run_delay_ms", "switches", "migrations", "wakeups"})
+    f.metrics.emplace_back(pre + k, t.at(k).get<double>());
+}
 
 // ---- the subcommands compare can run -------------------------------------------------------
 
@@ -190,18 +202,9 @@ Prepared define_run(CLI::App& sub) {
         f.metrics.emplace_back(pre + "samples", w.at("samples").get<double>());
       } else if (w.contains("tasks")) {  // rt-app: as rtapp_figures names them
         const nlohmann::json& timers = w.at("timer_tasks");
-        for (const auto& [name, t] : w.at("tasks").items()) {
-          if (std::find(timers.begin(), timers.end(), name) != timers.end()) {
-            for (const char* k : {"mean", "p50", "p90", "p99", "over_1ms_pct"})
-              f.metrics.emplace_back(pre + name + ".wu_lat_us." + k,
-                                     t.at("wu_lat_us").at(k).get<double>());
-            f.metrics.emplace_back(pre + name + ".slack_us.mean",
-                                   t.at("slack_us").at("mean").get<double>());
-          }
-          f.metrics.emplace_back(pre + name + ".loops", t.at("wu_lat_us").at("n").get<double>());
-          for (const char* k : kRtAppSchedFigures)
-            f.metrics.emplace_back(pre + name + "." + k, t.at(k).get<double>());
-        }
+        for (const auto& [name, t] : w.at("tasks").items())
+          append_rtapp_task(f, pre, name, t,
+                            std::find(timers.begin(), timers.end(), name) != timers.end());
       } else if (w.contains("messages")) {
         if (w.contains("total_time_s"))
           f.metrics.emplace_back(pre + "total_time_s", w.at("total_time_s").get<double>());
@@ -477,20 +480,10 @@ RunFigures schbench_figures(const SchbenchOutcome& out) {
 
 RunFigures rtapp_figures(const RtAppOutcome& out) {
   RunFigures f = common_figures(out.json);
-  for (const std::string& name : out.task_order) {
-    const nlohmann::json& t = out.json.at("tasks").at(name);
-    const bool timer =
-        std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end();
-    if (timer) {
-      const nlohmann::json& w = t.at("wu_lat_us");
-      for (const char* k : {"mean", "p50", "p90", "p99", "over_1ms_pct"})
-        f.metrics.emplace_back(name + ".wu_lat_us." + k, w.at(k).get<double>());
-      f.metrics.emplace_back(name + ".slack_us.mean", t.at("slack_us").at("mean").get<double>());
-    }
-    f.metrics.emplace_back(name + ".loops", t.at("wu_lat_us").at("n").get<double>());
-    for (const char* k : kRtAppSchedFigures)
-      f.metrics.emplace_back(name + "." + k, t.at(k).get<double>());
-  }
+  for (const std::string& name : out.task_order)
+    append_rtapp_task(
+        f, "", name, out.json.at("tasks").at(name),
+        std::find(out.timer_tasks.begin(), out.timer_tasks.end(), name) != out.timer_tasks.end());
   return f;
 }
 

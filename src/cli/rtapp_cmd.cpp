@@ -113,6 +113,10 @@ void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runn
     if (d.has_timer) out.timer_tasks.push_back(d.name);
   }
   out.fork_cpus = kf.fork_cpus;
+  // A name given to two tasks is one task of the report (one sample, one row), in file order.
+  std::vector<std::string> names;
+  for (const std::string& name : out.task_order)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   std::map<std::string, std::vector<int>> threads_of;  // task name -> its threads, in idx order
   for (int i = 0; i < runner.nr_threads(); ++i) threads_of[runner.thread_task(i)].push_back(i);
 
@@ -144,9 +148,8 @@ void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runn
     std::string wu_lat_text;  // st and textogram, for tasks with timers
     nlohmann::json wu_lat, slack;
   };
-  std::map<std::string, TaskFigures> figures;  // a name given to two tasks is one sample
-  for (const auto& name : out.task_order) {
-    if (figures.count(name)) continue;
+  std::map<std::string, TaskFigures> figures;
+  for (const auto& name : names) {
     TaskFigures& f = figures[name];
     const std::vector<int>& idxs = threads_of[name];
     std::vector<double> wu = column(idxs, true, false);
@@ -179,10 +182,7 @@ void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runn
       "switches in\n";
   txt += fmt::format("  {:<16} {:>12} {:>13} {:>16} {:>9} {:>10} {:>8}\n", "task", "runtime ms",
                      "run delay ms", "delay/switch us", "switches", "migrations", "wakeups");
-  std::vector<std::string> listed;
-  for (const auto& name : out.task_order) {
-    if (std::find(listed.begin(), listed.end(), name) != listed.end()) continue;
-    listed.push_back(name);
+  for (const auto& name : names) {
     const RtAppKernelFigures::SchedSums sum = sums_of(name);
     txt += fmt::format(
         "  {:<16} {:>12.1f} {:>13.1f} {:>16.1f} {:>9} {:>10} {:>8}\n", name, ms(sum.runtime),
@@ -192,7 +192,7 @@ void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runn
         sum.switches, sum.migrations, sum.wakeups);
   }
 
-  for (const auto& name : out.task_order) {
+  for (const auto& name : names) {
     const RtAppKernelFigures::SchedSums sum = sums_of(name);
     nlohmann::json& t = tasks[name];
     t["wu_lat_us"] = figures.at(name).wu_lat;
