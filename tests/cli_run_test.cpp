@@ -181,6 +181,7 @@ TEST(CliRun, AnRtAppTaskSetRunsInItsGroup) {
   // The text and the note that the task set's own duration gives way.
   Result t = run_bin("run " + idle);
   EXPECT_NE(t.out.find("== workload 0: rt-app in group \"normal\""), std::string::npos) << t.out;
+  EXPECT_EQ(run_bin("run " + idle).out, t.out);  // same seed, same bytes
   EXPECT_NE(t.out.find("per task, over its threads"), std::string::npos);
   Result e = run_bin("run " + idle, true);
   EXPECT_NE(e.out.find("its \"duration\" (2 s) gives way to the scenario's \"duration_s\""),
