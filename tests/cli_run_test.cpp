@@ -54,8 +54,14 @@ TEST(CliRun, TwoWorkloadsInTheirGroups) {
   EXPECT_NE(r.out.find("== workload 0: schbench in group \"normal\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Latency percentiles (usec) runtime 1 (s)"), std::string::npos);
   EXPECT_NE(r.out.find("== workload 1: messaging in group \"noise\""), std::string::npos);
-  EXPECT_NE(r.out.find("did not finish: "),
-            std::string::npos);  // 1 s is too short for 100000 loops
+  // 1 s is too short for 100000 loops: perf's header, printed at the start, then the count.
+  EXPECT_NE(r.out.find("== workload 1: messaging in group \"noise\"\n"
+                       "# Running 'sched/messaging' benchmark:\n"
+                       "# 20 sender and receiver processes per group\n"
+                       "# 1 groups == 40 processes run\n\n"
+                       "did not finish: "),
+            std::string::npos)
+      << r.out;
   nlohmann::json doc = nlohmann::json::parse(std::ifstream(j));
   EXPECT_EQ(doc["command"], "run");
   EXPECT_EQ(doc["kernel"], "v5.17");

@@ -62,27 +62,35 @@ std::string seconds_ms_truncated(Time ns) {
   return fmt::format("{}.{:03}", ns / kNsPerSec, (ns % kNsPerSec) / kNsPerMs);
 }
 
-std::string perf_messaging_text(int groups, int fds, bool threads, Time total, bool simple) {
-  if (simple) return seconds_ms_truncated(total) + "\n";
+std::string perf_messaging_header(int groups, int fds, bool threads) {
   const char* what = threads ? "threads" : "processes";
-  // builtin-bench.c prints the first line; sched-messaging.c the rest (" %14s: %lu.%03lu [sec]").
+  // builtin-bench.c prints the first line; sched-messaging.c the rest.
   return fmt::format(
       "# Running 'sched/messaging' benchmark:\n"
       "# {} sender and receiver {} per group\n"
-      "# {} groups == {} {} run\n\n"
-      " {:>14}: {} [sec]\n",
-      fds, what, groups, static_cast<std::int64_t>(groups) * 2 * fds, what, "Total time",
-      seconds_ms_truncated(total));
+      "# {} groups == {} {} run\n\n",
+      fds, what, groups, static_cast<std::int64_t>(groups) * 2 * fds, what);
+}
+
+std::string perf_messaging_text(int groups, int fds, bool threads, Time total, bool simple) {
+  if (simple) return seconds_ms_truncated(total) + "\n";
+  // sched-messaging.c: " %14s: %lu.%03lu [sec]"
+  return perf_messaging_header(groups, fds, threads) +
+         fmt::format(" {:>14}: {} [sec]\n", "Total time", seconds_ms_truncated(total));
+}
+
+std::string hackbench_header(int groups, int fds, std::int64_t loops, int datasize, bool threads) {
+  return fmt::format(
+      "Running in {} mode with {} groups using {} file descriptors each (== {} tasks)\n"
+      "Each sender will pass {} messages of {} bytes\n",
+      threads ? "threaded" : "process", groups, 2 * fds,
+      static_cast<std::int64_t>(groups) * 2 * fds, loops, datasize);
 }
 
 std::string hackbench_text(int groups, int fds, std::int64_t loops, int datasize, bool threads,
                            Time total) {
-  return fmt::format(
-      "Running in {} mode with {} groups using {} file descriptors each (== {} tasks)\n"
-      "Each sender will pass {} messages of {} bytes\n"
-      "Time: {}\n",
-      threads ? "threaded" : "process", groups, 2 * fds,
-      static_cast<std::int64_t>(groups) * 2 * fds, loops, datasize, seconds_ms_truncated(total));
+  return hackbench_header(groups, fds, loops, datasize, threads) +
+         fmt::format("Time: {}\n", seconds_ms_truncated(total));
 }
 
 MessagingOutcome run_messaging_command(const CommonOptions& o, const workload::MessagingParams& p,

@@ -24,6 +24,9 @@ std::string seconds_ms_truncated(Time ns);
 //        Total time: 0.308 [sec]
 // ("threads" with -t); with `perf bench -f simple` just "0.308".
 std::string perf_messaging_text(int groups, int fds, bool threads, Time total, bool simple);
+// Its lines before the result (the first three and the blank line), which perf prints at
+// the start of the run.
+std::string perf_messaging_header(int groups, int fds, bool threads);
 
 // What rt-tests hackbench prints:
 //   Running in process mode with 10 groups using 40 file descriptors each (== 400 tasks)
@@ -32,6 +35,8 @@ std::string perf_messaging_text(int groups, int fds, bool threads, Time total, b
 // ("threaded mode" with -T).
 std::string hackbench_text(int groups, int fds, std::int64_t loops, int datasize, bool threads,
                            Time total);
+// Its first two lines, printed at the start of the run.
+std::string hackbench_header(int groups, int fds, std::int64_t loops, int datasize, bool threads);
 
 // The command lines of `messaging` and `hackbench`; compare parses its ARGS with the same
 // definitions. Options are defined on `sub` bound to `a`; *_params() turn what was parsed into the

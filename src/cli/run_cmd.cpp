@@ -449,6 +449,10 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                                                   r.total_time(), false);
         jw["total_time_s"] = static_cast<double>(r.total_time()) / 1e9;
       } else {
+        // What the tool has printed when it is stopped before the end: its header lines.
+        text += w.hackbench ? hackbench_header(w.mp.groups, w.mp.fds, w.mp.loops, w.mp.datasize,
+                                               w.mp.threads)
+                            : perf_messaging_header(w.mp.groups, w.mp.fds, w.mp.threads);
         text += fmt::format("did not finish: {} messages in {} s\n", r.messages, duration_s);
       }
       jw["messages"] = r.messages;
