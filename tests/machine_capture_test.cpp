@@ -241,5 +241,35 @@ TEST(MachineCapture, ReadsThroughAnySysfsSource) {
   }
 }
 
+// Sub-NUMA clustering: one package, one L3 for all four CPUs, two nodes. The kernel (x86's
+// match_llc) keeps each LLC inside a node; so does the captured machine, which the machine
+// format would otherwise refuse.
+TEST(MachineCapture, AnLlcSpanningNodesIsSplitAtTheNodes) {
+  const std::string s = "/mem/sys/devices/system/";
+  std::map<std::string, std::string> f = {{s + "cpu/online", "0-3\n"}};
+  for (int c = 0; c < 4; ++c) {
+    const std::string cpu = s + "cpu/cpu" + std::to_string(c) + "/";
+    f[cpu + "topology/core_id"] = std::to_string(c) + "\n";
+    f[cpu + "topology/physical_package_id"] = "0\n";
+    f[cpu + "topology/thread_siblings_list"] = std::to_string(c) + "\n";
+    f[cpu + "cache/index3/level"] = "3\n";
+    f[cpu + "cache/index3/type"] = "Unified\n";
+    f[cpu + "cache/index3/shared_cpu_list"] = "0-3\n";
+  }
+  for (int n = 0; n < 2; ++n) {
+    const std::string node = s + "node/node" + std::to_string(n) + "/";
+    f[node + "cpulist"] = n == 0 ? "0-1\n" : "2-3\n";
+    f[node + "distance"] = n == 0 ? "10 11\n" : "11 10\n";
+  }
+  Machine m = capture_sysfs(MapSource(f), "/mem");
+  ASSERT_EQ(m.nr_cpus(), 4);
+  EXPECT_EQ(m.nr_llcs(), 2);
+  EXPECT_EQ(m.llc_cpus(0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(m.llc_cpus(1), (std::vector<int>{2, 3}));
+  EXPECT_EQ(m.package_cpus(0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_NE(m.topology_source.find("split at its NUMA nodes' boundaries"), std::string::npos)
+      << m.topology_source;
+}
+
 }  // namespace
 }  // namespace schedtwin::machine

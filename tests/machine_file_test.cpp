@@ -274,6 +274,15 @@ TEST(MachineFile, TopologyNesting) {
   j["topology"]["cpus"][2]["cluster"] = 0;  // cluster 0 in LLCs 0 and 1
   j["topology"]["cpus"][3]["cluster"] = 0;
   expect_error(j, "topology.cpus[2].llc: cluster 0 spans two LLCs (0 and 1)");
+  j = base();  // sub-NUMA clustering with one LLC for the package's two nodes
+  for (int c : {2, 3}) {
+    j["topology"]["cpus"][c]["package"] = 0;
+    j["topology"]["cpus"][c]["llc"] = 0;
+    j["topology"]["cpus"][c]["cluster"] = 5;
+  }
+  expect_error(j,
+               "topology.cpus[2].node: LLC 0 spans two NUMA nodes (0 and 1): an LLC must lie "
+               "inside one node");
   j = base();
   j["topology"]["cpus"][1]["node"] = 1;
   expect_error(

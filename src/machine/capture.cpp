@@ -327,6 +327,27 @@ Machine capture_sysfs(const SysfsSource& source, const std::string& sysroot) {
       m.cpus[i].node = node_of[i];
     }
     m.numa_source = fmt::format("captured from {}/node*/distance", sys.node_dir().string());
+    // Sub-NUMA clustering: the L3 is shared across the package's nodes, but x86's match_llc
+    // (arch/x86/kernel/smpboot.c) keeps the LLC inside a node, so the MC domain fits under
+    // the NUMA one; the model's machine format asks the same. Clusters are split alike.
+    auto split_by_node = [&](auto field) {
+      std::map<std::pair<int, int>, int> renumber;
+      bool split = false;
+      std::map<int, int> node_of_group;
+      for (Cpu& c : m.cpus) {
+        auto [it, fresh] = node_of_group.emplace(c.*field, c.node);
+        if (!fresh && it->second != c.node) split = true;
+        c.*field = renumber.emplace(std::pair{c.*field, c.node}, static_cast<int>(renumber.size()))
+                       .first->second;
+      }
+      return split;
+    };
+    const bool llc_split = split_by_node(&Cpu::llc);
+    split_by_node(&Cpu::cluster);
+    if (llc_split)
+      m.topology_source +=
+          "; each LLC split at its NUMA nodes' boundaries, as x86's match_llc does under "
+          "sub-NUMA clustering";
   }
 
   // Idle states of the first online CPU (cpuidle registers one driver for all CPUs on the

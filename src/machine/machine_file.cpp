@@ -617,6 +617,14 @@ void validate(const Machine& m, const Reader& r, bool generated = false) {
       if (s.package != c.package)
         r.fail(cpu_path(i, "package"),
                fmt::format("LLC {} spans two packages ({} and {})", c.llc, s.package, c.package));
+      // The MC domain would be wider than the NUMA node above it; the kernel's
+      // build_sched_domain calls that "BUG: arch topology borken". x86 splits an LLC that
+      // spans nodes (sub-NUMA clustering) into one per node; so must a machine file.
+      if (s.node != c.node)
+        r.fail(cpu_path(i, "node"),
+               fmt::format("LLC {} spans two NUMA nodes ({} and {}): an LLC must lie inside one "
+                           "node (with sub-NUMA clustering, give each node's CPUs their own llc)",
+                           c.llc, s.node, c.node));
     }
   }
 
