@@ -200,6 +200,47 @@ TEST(MenuGovernor, AShortPredictedIdleKeepsTheTick) {
   }
 }
 
+// menu's correction factor (menu.c v5.4 menu_update / menu_select), asked directly. A timer
+// is always 10 ms away (bucket 4, 10-100 ms) but the CPU is woken after 100, 700, 1300 and
+// 1900 us in turn, too spread for a typical interval (without the two largest the rest still
+// spread, and 6 of 8 is not more than 3/4). The factor starts at unity (8192 = RESOLUTION *
+// DECAY), so the first prediction is the timer's 10 ms: C3, tick stopped. Each idle moves it
+// by an eighth towards 1024 * measured / 10000 in the kernel's integer us arithmetic: 8192 -
+// 1024 + 10 = 7178 after the 100 us idle, 7178 - 897 + 71 = 6352 after the 700 us one. After
+// 60 idles it is 903 and the prediction (10000 * 903 + 4096) / 8192 = 1102 us: C2 (500 us),
+// and, a prediction under a tick, the tick keeps running.
+TEST(MenuGovernor, TheCorrectionFactorLearnsThatTheTimerIsNotWhatWakesTheCpu) {
+  const machine::Machine m = three_state_cpu();
+  KernelImpl k(m, config());
+  k.tick_phase_ = 0;
+  k.now_ = 0;  // the next tick 4 ms away
+  Rq& rq = k.cpu_rq(0);
+  rq.tick_stopped = false;
+  BusyBody b;
+  TaskId t = k.create_task({.name = "t"}, &b, 0);
+  k.task(t).timer_expires = ms(10);
+  rq.armed_timers = {t};
+  bool stop_tick = false;
+  EXPECT_EQ(k.cpuidle_select(0, stop_tick), 2);
+  EXPECT_TRUE(stop_tick);
+  EXPECT_EQ(rq.menu_bucket, 4);
+  for (int i = 0; i < 60; ++i) {
+    rq.idle_state = k.cpuidle_select(0, stop_tick);
+    k.cpuidle_reflect(0, us(100 + 600 * (i % 4)));
+    if (i == 0) {
+      EXPECT_EQ(rq.menu_correction[4], 7178u);
+    }
+    if (i == 1) {
+      EXPECT_EQ(rq.menu_correction[4], 6352u);
+    }
+  }
+  EXPECT_EQ(rq.menu_correction[4], 903u);
+  EXPECT_EQ(rq.menu_correction[3], 8192u);  // other buckets untouched
+  EXPECT_EQ(k.cpuidle_select(0, stop_tick), 1);
+  EXPECT_FALSE(stop_tick);
+  rq.armed_timers.clear();
+}
+
 // A polling state 0 (x86's POLL): with 10 us predicted, C1 (20 us target residency, 2 us
 // exit latency, within the 10 us the prediction allows) is taken instead, as no timer is
 // near; the tick keeps running. With the next timer 5 us away, below C1's residency, state

@@ -266,6 +266,10 @@ struct alignas(64) Rq {
   Time avg_idle = 0;
   Time max_idle_balance_cost = 0;
   std::array<Time, 8> idle_history{};  // the last 8 idle durations (menu's intervals[])
+  // menu's correction_factor[] per sleep-length bucket (no I/O-wait half), in units of
+  // 1/(RESOLUTION * DECAY) = 1/8192; unity at boot (menu_enable_device).
+  std::array<std::uint32_t, 6> menu_correction{8192, 8192, 8192, 8192, 8192, 8192};
+  int menu_bucket = 0;  // the bucket of the sleep length at idle entry
   int idle_history_pos = 0;
   int idle_history_seen = 0;  // how many of them are real (at most 8)
   // Remote wake list (TTWU_QUEUE)
