@@ -417,6 +417,19 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
   fs::remove_all(d);
 }
 
+// A trace file named .json would be taken for Perfetto's JSON form: a note says what it is.
+TEST(CliTrace, AJsonNamedTraceGetsANote) {
+  fs::path d = tmpdir("json-named");
+  Result r = run("messaging -g 1 -l 5 --trace " + (d / "t.json").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("note: --trace writes Perfetto's protobuf format, not JSON"),
+            std::string::npos)
+      << r.err;
+  Result plain = run("messaging -g 1 -l 5 --trace " + (d / "t.pftrace").string(), d);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.err, "");
+}
+
 // perf bench sched messaging -t: the senders and receivers are pthreads of the parent, so
 // the trace shows one process (pid 1) of 81 threads; the threads reap themselves at exit (X,
 // EXIT_DEAD) while the parent, a process, leaves as a zombie (Z).

@@ -198,7 +198,7 @@ TEST(MachineFile, VersionErrors) {
   j["version"] = 2;
   expect_error(j, "m.json: version: unsupported version 2");
   j["version"] = "1";
-  expect_error(j, "version: unsupported version \"1\"");
+  expect_error(j, "version: must be the number 1, not \"1\"");
 }
 
 TEST(MachineFile, UnknownKeys) {

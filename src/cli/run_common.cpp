@@ -395,6 +395,11 @@ TraceOutputs open_traces(const CommonOptions& o, kernel::Kernel& k) {
   }
   if (o.trace_out.empty() && o.ftrace_out.empty() && o.occupancy_bin_ns <= 0) return out;
   if (!o.trace_out.empty()) check_output_file(o.trace_out, "--trace");
+  if (o.trace_out.size() > 5 && o.trace_out.compare(o.trace_out.size() - 5, 5, ".json") == 0)
+    fmt::print(stderr,
+               "schedtwin: note: --trace writes Perfetto's protobuf format, not JSON, to {} "
+               "(open it in ui.perfetto.dev; --ftrace writes text)\n",
+               o.trace_out);
   if (!o.ftrace_out.empty()) check_output_file(o.ftrace_out, "--ftrace");
   if (!out.impl_) out.impl_ = std::make_unique<TraceOutputs::Impl>();
   TraceOutputs::Impl& m = *out.impl_;

@@ -710,8 +710,11 @@ Machine read_machine(const json& j, const Reader& r) {
     r.fail("version", fmt::format("missing (expected {})", Machine::kFormatVersion));
   if (!j["version"].is_number_integer() ||
       j["version"].get<std::int64_t>() != Machine::kFormatVersion)
-    r.fail("version", fmt::format("unsupported version {} (this schedtwin reads version {})",
-                                  j["version"].dump(), Machine::kFormatVersion));
+    r.fail("version", j["version"].is_number_integer()
+                          ? fmt::format("unsupported version {} (this schedtwin reads version {})",
+                                        j["version"].dump(), Machine::kFormatVersion)
+                          : fmt::format("must be the number {}, not {}", Machine::kFormatVersion,
+                                        j["version"].dump()));
   r.check_keys(j, "",
                {"version", "name", "description", "topology", "numa_distance", "smt_throughput",
                 "idle_states", "costs", "kernel_build"},
