@@ -81,6 +81,12 @@ CLI::Validator range(T lo, T hi) {
 }
 // The long names add_common_options defines ("--machine", "--kernel", ...), in its order.
 std::vector<std::string> common_option_names();
+// Why the subcommand `sub` of the tool named `tool` ("schbench") left the arguments `rest`
+// (CLI11's remaining(), in command-line order) unparsed, without a "tool:" prefix: an option
+// of the real tool that the model does not have, an unknown option with its nearest
+// spelling, or arguments not expected.
+std::string extra_arguments_text(const CLI::App& sub, const std::string& tool,
+                                 const std::vector<std::string>& rest);
 
 // Each subcommand lives in its own file and registers itself here.
 void register_machine_commands(CLI::App& app);

@@ -541,6 +541,9 @@ CompareOutcome run_compare(const CompareRequest& r) {
     } catch (const CLI::Success&) {  // --help, --help-all
       throw UsageError(
           fmt::format("compare: --help in the {} ARGS: see `schedtwin {} --help`", name, name));
+    } catch (const CLI::ExtrasError&) {
+      throw UsageError(fmt::format("compare: {}: {}", what,
+                                   extra_arguments_text(parser, name, parser.remaining(true))));
     } catch (const CLI::ParseError& e) {
       throw UsageError(fmt::format("compare: {}: {}", what, e.what()));
     }
