@@ -136,6 +136,31 @@ TEST(CliMachine, CaptureWritesALoadableMachineFile) {
   EXPECT_EQ(to_stdout.out, slurp(f));
 }
 
+// `--machine host` takes this host's kernel build from its configuration when one is
+// readable, and a run on it says which profile the host's release is nearest.
+TEST(CliMachine, HostReadsTheKernelBuildFromTheHostsConfiguration) {
+  Result shown = run("machine show host");
+  if (shown.status != 0) GTEST_SKIP() << "no /sys to capture here: " << shown.err;
+  const bool config = fs::exists("/proc/config.gz") && std::system("gzip -h >/dev/null 2>&1") == 0;
+  if (!config) GTEST_SKIP() << "no /proc/config.gz (or gzip) here";
+  EXPECT_NE(shown.out.find("  source: read from /proc/config.gz: CONFIG_HZ="), std::string::npos)
+      << shown.out;
+  EXPECT_EQ(shown.out.find("not read from the host's kernel configuration"), std::string::npos)
+      << shown.out;
+  Result captured = run("machine capture");
+  ASSERT_EQ(captured.status, 0) << captured.err;
+  EXPECT_NE(captured.out.find("read from /proc/config.gz"), std::string::npos);
+}
+
+TEST(CliMachine, ARunOnHostNamesTheProfileNearestItsKernel) {
+  Result r = run("messaging -g 1 -l 5 --machine host --kernel v5.3");
+  if (r.status != 0) GTEST_SKIP() << "no /sys to capture here: " << r.err;
+  // v5.3 is nearest to no release this test can run on (needs a 5.3 kernel).
+  EXPECT_NE(r.err.find("schedtwin: note: --machine host: this host runs Linux "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("; the run simulates v5.3"), std::string::npos) << r.err;
+}
+
 TEST(CliMachine, ErrorsAreOneLineWithExitStatus) {
   const fs::path f = temp_dir() / "never.json";
   fs::remove(f);

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/cli.h"
+#include "cli/run_common.h"
 #include "kernel/kernel.h"
 #include "machine/machine_file.h"
 
@@ -26,7 +27,7 @@ void register_domains_command(CLI::App& app) {
                 "imbalance_pct, flags as the release numbers them and their names, and from "
                 "v5.18 the model's imb_numa_nr");
   sub->callback([o] {
-    machine::Machine m = machine::load_machine(o->machine);
+    machine::Machine m = load_cli_machine(o->machine);
     const kernel::Profile p = kernel::make_profile(o->kernel);
     std::cout << kernel::sched_domains_text(m, p);
     if (o->tunables) std::cout << "\n" << kernel::sched_domain_tunables_text(m, p);

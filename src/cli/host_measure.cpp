@@ -725,7 +725,15 @@ HostCalibration measure_host(const CalibrateParams& p) {
     c.cache_cold = cache_cold_cost(c.cpu_a, c.cpu_b, p);
   }
 
-  // The kernel build: /proc/config.gz (CONFIG_IKCONFIG_PROC), else /boot/config-<release>.
+  c.build = host_kernel_build(c.kernel);
+  if (!c.build)
+    c.build_note = fmt::format(
+        "no kernel configuration readable (/proc/config.gz, /boot/config-{})", c.kernel);
+  return c;
+}
+
+std::optional<machine::KernelBuild> host_kernel_build(const std::string& release) {
+  // /proc/config.gz (CONFIG_IKCONFIG_PROC), else /boot/config-<release>.
   const std::string cmdline = read_text("/proc/cmdline");
   std::string config, source;
   if (std::filesystem::exists("/proc/config.gz") && !find_in_path("gzip").empty()) {
@@ -736,14 +744,11 @@ HostCalibration measure_host(const CalibrateParams& p) {
     }
   }
   if (config.empty()) {
-    source = "/boot/config-" + c.kernel;
+    source = "/boot/config-" + release;
     config = read_text(source);
   }
-  if (!config.empty()) c.build = parse_kernel_config(config, cmdline, source);
-  if (!c.build)
-    c.build_note = fmt::format(
-        "no kernel configuration readable (/proc/config.gz, /boot/config-{})", c.kernel);
-  return c;
+  if (config.empty()) return std::nullopt;
+  return parse_kernel_config(config, cmdline, source);
 }
 
 machine::Machine calibrated_machine(const HostCalibration& c, machine::Machine m) {

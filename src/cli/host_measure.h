@@ -85,6 +85,11 @@ struct HostCalibration {
   std::string build_note;                     // why build is missing
 };
 
+// This host's kernel build (HZ, preemption model, NO_HZ idle) from /proc/config.gz (through
+// gzip) or /boot/config-<release>, and /proc/cmdline (nohz=off, preempt=); nullopt when no
+// configuration is readable.
+std::optional<machine::KernelBuild> host_kernel_build(const std::string& release);
+
 // Runs the experiments (under a second with the default parameters on an idle host). Throws
 // InputError when a thread cannot be pinned or a pipe / socket cannot be made.
 HostCalibration measure_host(const CalibrateParams& p);

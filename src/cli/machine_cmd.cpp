@@ -223,7 +223,7 @@ void register_machine_commands(CLI::App& app) {
   show->add_flag("--json", opt->show_json,
                  "Print the machine file (JSON); `show X --json > f.json` loads back as f.json");
   show->callback([opt] {
-    Machine m = machine::load_machine(opt->show_name);
+    Machine m = load_cli_machine(opt->show_name);
     if (opt->show_json)
       fmt::print("{}", machine::dump_machine_file(m));
     else
@@ -243,7 +243,9 @@ void register_machine_commands(CLI::App& app) {
           "--sysroot {}: {}", opt->sysroot,
           std::filesystem::exists(opt->sysroot, ec) ? "is not a directory" : "no such directory"));
     if (!opt->out.empty()) check_output_file(opt->out, "--out");
-    Machine m = machine::capture_sysfs(opt->sysroot);
+    // This host (no --sysroot): its kernel build too, as `--machine host` has it.
+    Machine m =
+        opt->sysroot.empty() ? load_cli_machine("host") : machine::capture_sysfs(opt->sysroot);
     const std::string text = machine::dump_machine_file(m);
     if (opt->out.empty())
       fmt::print("{}", text);

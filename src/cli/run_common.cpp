@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli/host_measure.h"
+#include "cli/validate.h"
 #include "engine/error.h"
 #include "machine/machine_file.h"
 #include "metrics/trace_ftrace.h"
@@ -43,17 +46,39 @@ void check_trace_selection(const CommonOptions& o) {
 
 }  // namespace
 
+machine::Machine load_cli_machine(const std::string& name_or_path, std::string_view option) {
+  machine::Machine m = machine::load_machine(name_or_path, option);
+  if (name_or_path != "host") return m;
+  utsname u{};
+  uname(&u);
+  if (std::optional<machine::KernelBuild> b = host::host_kernel_build(u.release)) m.build = *b;
+  return m;
+}
+
 Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   // Before any simulation: a run must not end in "cannot write" after its work is done.
   if (!o.json_out.empty()) check_json_output(o.json_out);
   check_distinct_outputs(o);
   check_trace_selection(o);
   Scenario s;
-  s.machine = machine::load_machine(o.machine, where.machine);
+  s.machine = load_cli_machine(o.machine, where.machine);
   s.config.profile = kernel::make_profile(o.kernel, where.kernel);
   kernel::apply_features(s.config.profile.features, o.features, where.features,
                          &s.config.profile.unmodelled);
-  if (o.feature_warnings) print_feature_warnings(s.config.profile, where.features);
+  if (o.feature_warnings) {
+    print_feature_warnings(s.config.profile, where.features);
+    if (o.machine == "host") {
+      // The machine is this host, the kernel a profile: say when they are far apart.
+      utsname u{};
+      uname(&u);
+      const std::string nearest = validate::profile_for_kernel_release(u.release);
+      if (nearest != s.config.profile.name)
+        fmt::print(stderr,
+                   "schedtwin: note: --machine host: this host runs Linux {}, whose nearest "
+                   "profile is {} (--kernel {}); the run simulates {}\n",
+                   u.release, nearest, nearest, s.config.profile.name);
+    }
+  }
   s.config.seed = o.seed;
   s.config.hz = o.hz;
   s.config.check = o.check;

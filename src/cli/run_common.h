@@ -32,6 +32,11 @@ struct InputLabels {
 // and that no two output options name one file (check_distinct_outputs).
 Scenario make_scenario(const CommonOptions& o, const InputLabels& where = {});
 
+// machine::load_machine, and for `host` this host's kernel build (HZ, preemption, NO_HZ
+// idle) read from its kernel configuration where one is readable (host_kernel_build), as
+// calibrate writes it; the captured machine alone has uncalibrated defaults there.
+machine::Machine load_cli_machine(const std::string& name_or_path, std::string_view option = {});
+
 // kernel::feature_warnings of `p` on stderr, one "schedtwin: warning: LABEL: ..." line each;
 // LABEL names where the features came from (--features, --with, a scenario file's place).
 void print_feature_warnings(const kernel::Profile& p, std::string_view label);
