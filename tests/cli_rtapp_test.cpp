@@ -76,6 +76,27 @@ TEST(CliRtApp, SameSeedGivesByteIdenticalOutputAndLogs) {
   fs::remove_all(d);
 }
 
+// `rt-app -` reads the task set from standard input, as rt-app does: the same run, named
+// <stdin>; and one that does not parse names <stdin> with line and column.
+TEST(CliRtApp, ATaskSetOnStandardInput) {
+  fs::path d = tmpdir("stdin");
+  Result file = run("rt-app " + kSchedIdle + " --duration 0.2 --logdir " + (d / "a").string(), d);
+  Result in = run("rt-app - --duration 0.2 --logdir " + (d / "b").string() + " < " + kSchedIdle, d);
+  ASSERT_EQ(file.status, 0) << file.err;
+  ASSERT_EQ(in.status, 0) << in.err;
+  EXPECT_EQ(in.out.rfind("rt-app <stdin> on hikey", 0), 0u) << in.out;
+  EXPECT_EQ(in.out.substr(in.out.find('\n')), file.out.substr(file.out.find('\n')));
+  for (const auto& e : fs::directory_iterator(d / "a"))
+    EXPECT_EQ(slurp(e.path()), slurp(d / "b" / e.path().filename())) << e.path();
+  std::ofstream(d / "bad.json") << "{\"tasks\": ";
+  Result bad =
+      run("rt-app - --logdir " + (d / "c").string() + " < " + (d / "bad.json").string(), d);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err.rfind("schedtwin: <stdin>:1:", 0), 0u) << bad.err;
+  EXPECT_FALSE(fs::exists(d / "c"));
+  fs::remove_all(d);
+}
+
 // Found by a fresh-user trial: util_min and nodes_membind were accepted without a word while
 // dl-runtime is refused. A key rt-app acts on but the model cannot is named once, by place.
 TEST(CliRtApp, KeysWithoutEffectAreNamedOnce) {

@@ -14,6 +14,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "cli/run_common.h"
@@ -330,17 +332,28 @@ void register_rtapp_command(CLI::App& app) {
       "logdir.");
   add_rtapp_options(*sub, *o);
   sub->callback([o] {
+    // "-": the task set on standard input, as rt-app reads it; read once.
+    std::optional<workload::JNode> stdin_root;
+    if (o->taskset == "-") stdin_root = workload::read_relaxed_json_stream(std::cin, "<stdin>");
+    auto parse = [&](int nr_cpus) {
+      return stdin_root ? workload::rtapp::parse(*stdin_root, "<stdin>", nr_cpus)
+                        : workload::rtapp::parse_file(o->taskset, nr_cpus);
+    };
     std::string logdir = o->logdir;
     bool create = true;
     if (logdir.empty()) {
       // As rt-app does: the file's logdir, which must exist.
-      logdir = workload::rtapp::parse_file(o->taskset, 1 << 20).logdir;
+      logdir = parse(1 << 20).logdir;
       create = false;
     } else {
       check_logdir_parent(logdir);
     }
-    // Only the summary and JSON are printed: no need to keep every sample.
-    RtAppOutcome out = run_rtapp(o->common, o->taskset, logdir, create, false);
+    // Only the summary and JSON are printed: no need to keep every sample. The task set is
+    // read for the machine's CPU count (cpus lists are checked against it).
+    CommonOptions quiet = o->common;
+    quiet.feature_warnings = false;
+    const int nr_cpus = make_scenario(quiet).machine.nr_cpus();
+    RtAppOutcome out = run_rtapp_config(o->common, parse(nr_cpus), logdir, create, false);
     for (const std::string& n : out.ignored) fmt::print(stderr, "schedtwin: note: {}\n", n);
     emit_report(out.summary, out.json, o->common.json_out);
   });

@@ -388,15 +388,22 @@ JNode read_relaxed_json_file(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(fmt::format("{}: is a directory; expected a JSON file", path));
+  if (path == "-" && !std::filesystem::exists(path, ec))
+    throw InputError(
+        "-: standard input is read only by `schedtwin rt-app -`; here give the file's name");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw InputError(fmt::format("{}: cannot open file ({})", path, std::strerror(errno)));
+  return read_relaxed_json_stream(f, path);
+}
+
+JNode read_relaxed_json_stream(std::istream& in, const std::string& origin) {
   // Stop reading past the limit: a huge file is refused without loading it.
   std::string text;
   char buf[1 << 16];
-  while (text.size() <= kMaxJsonBytes && (f.read(buf, sizeof buf) || f.gcount() > 0))
-    text.append(buf, static_cast<std::size_t>(f.gcount()));
-  if (f.bad()) throw InputError(fmt::format("{}: cannot read file", path));
-  return parse_relaxed_json(text, path);
+  while (text.size() <= kMaxJsonBytes && (in.read(buf, sizeof buf) || in.gcount() > 0))
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read file", origin));
+  return parse_relaxed_json(text, origin);
 }
 
 }  // namespace schedtwin::workload

@@ -4,6 +4,7 @@
 // trailing commas, so line:column positions stay those of the user's file.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,5 +40,7 @@ inline constexpr std::size_t kMaxJsonValues = 1'000'000;  // numbers, strings, o
 JNode parse_relaxed_json(std::string_view text, std::string_view origin);
 // Reads the file (InputError if unreadable or larger than kMaxJsonBytes) and parses it.
 JNode read_relaxed_json_file(const std::string& path);
+// The same for a stream (standard input for a file named "-"), errors naming `origin`.
+JNode read_relaxed_json_stream(std::istream& in, const std::string& origin);
 
 }  // namespace schedtwin::workload
