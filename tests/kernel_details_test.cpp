@@ -605,3 +605,33 @@ TEST(YieldSkipBuddy, SchedIdleTaskYieldsToTheNextIdleTask) {
   EXPECT_GE(b.first, us(2500));
   EXPECT_LT(b.first, us(2600));
 }
+
+namespace schedtwin::kernel {
+namespace {
+
+// The machine's timer_irq (the hrtimer interrupt's delivery and handler): a periodic task
+// woken by its timer on a CPU busy with a SCHED_IDLE hog preempts the hog at once, so its
+// wakeup latency is its 50 us timer slack plus the interrupt, 7 us, paid on that CPU before
+// it runs; on an idle CPU (exit cost 20 us) the interrupt comes before the exit.
+TEST(TimerIrq, TheInterruptIsPaidBeforeTheWakeeRuns) {
+  for (const bool busy : {true, false}) {
+    SCOPED_TRACE(busy ? "busy CPU" : "idle CPU");
+    machine::Machine m = flat_machine(1, 1, us(20));
+    m.costs.timer_irq.ns = us(7);
+    Kernel k(m, config("v5.4"));
+    testutil::BusyBody hog;
+    testutil::PeriodicBody p;
+    p.k = &k;
+    p.work = us(1000);
+    p.period = ms(10);
+    if (busy) k.create_task({.name = "hog", .policy = Policy::Idle}, &hog);
+    k.create_task({.name = "p"}, &p);
+    k.run_until(ms(500));
+    ASSERT_GT(p.latencies.size(), 40u);
+    for (std::size_t i = 1; i < p.latencies.size(); ++i)
+      EXPECT_EQ(p.latencies[i], busy ? us(57) : us(77)) << i;
+  }
+}
+
+}  // namespace
+}  // namespace schedtwin::kernel

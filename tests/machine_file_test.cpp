@@ -191,6 +191,22 @@ TEST(MachineFile, NodeReclaimDistance) {
   expect_error(j, "numa_distance.node_reclaim_distance");
 }
 
+// costs.timer_irq is optional: 0 and left out of what is written when not given; kept when
+// given; a negative one is refused like any cost.
+TEST(MachineFile, TimerIrqIsOptional) {
+  json j = base();
+  const Machine plain = from_json(j, "m.json");
+  EXPECT_EQ(plain.costs.timer_irq.ns, 0);
+  EXPECT_FALSE(to_json(plain)["costs"].contains("timer_irq"));
+  j["costs"]["timer_irq"] = {{"ns", 1500}, {"source", "measured"}};
+  const Machine m = from_json(j, "m.json");
+  EXPECT_EQ(m.costs.timer_irq.ns, 1500);
+  EXPECT_EQ(m.costs.timer_irq.source, "measured");
+  EXPECT_EQ(to_json(m)["costs"]["timer_irq"]["ns"], 1500);
+  j["costs"]["timer_irq"]["ns"] = -1;
+  expect_error(j, "costs.timer_irq.ns");
+}
+
 TEST(MachineFile, VersionErrors) {
   json j = base();
   j.erase("version");

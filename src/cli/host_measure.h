@@ -77,8 +77,7 @@ struct HostCalibration {
   std::vector<IdleProbe> idle;
   Figure cache_line;  // one-way cache-line transfer A <-> B
   // Timer wakeups (clock_nanosleep to an absolute time, slack 1 ns) on CPU B kept busy by a
-  // SCHED_IDLE spinner, and idle: reported, not written into the machine (the model's hrtimer
-  // fires exactly at expiry on a busy CPU; it has no figure for the interrupt's delivery).
+  // SCHED_IDLE spinner (timer_irq is derived from it), and idle (reported only).
   Figure timer_busy, timer_idle;
   Figure cache_cold;                          // extra time of the 256 KiB pass after moving to B
   std::optional<machine::KernelBuild> build;  // from the kernel configuration, if readable
@@ -101,6 +100,7 @@ HostCalibration measure_host(const CalibrateParams& p);
 //   context_switch = yield_process_pair - yield_alone (tasks of different mm, as in the model)
 //   wakeup         = pinned_half - same-CPU pipe_write and pipe_read - (yield_pair - yield_alone)
 //   ipi            = busy_latency - the pipe_write, context_switch and pipe_read written
+//   timer_irq      = timer_busy - the wakeup and context_switch written
 //   idle_probe     = cache_line;  cache_cold = cache_cold
 //   real_exit_ns of a non-polling state = latency of the idle probe spent mostly (>= 60 % of
 //                    the entries) in that state - busy_latency; states no probe reached get

@@ -168,6 +168,8 @@ void show_text(const Machine& m) {
        "one write() of a 100-byte message on an AF_UNIX stream socket"},
       {"socket_read", &m.costs.socket_read,
        "one read() of a 100-byte message from an AF_UNIX stream socket"},
+      {"timer_irq", &m.costs.timer_irq,
+       "a timer interrupt's delivery and handler before it wakes its task, on the timer's CPU"},
   };
   for (const auto& [name, c, covers] : costs)
     fmt::print("  {:<14} {:>11}  {}. {}\n", name, us_text(c->ns), covers,

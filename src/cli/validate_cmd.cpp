@@ -406,12 +406,12 @@ void run_validate(const Opts& opts) {
                   instances, load_before),
       fmt::format("machine:    {}", machine_note),
       fmt::format("  costs ns: context_switch {}, wakeup {}, ipi {}, pipe w/r {}/{}, socket w/r "
-                  "{}/{}, cache_cold {}; idle exit {}",
+                  "{}/{}, cache_cold {}, timer_irq {}; idle exit {}",
                   sim_machine.costs.context_switch.ns, sim_machine.costs.wakeup.ns,
                   sim_machine.costs.ipi.ns, sim_machine.costs.pipe_write.ns,
                   sim_machine.costs.pipe_read.ns, sim_machine.costs.socket_write.ns,
                   sim_machine.costs.socket_read.ns, sim_machine.costs.cache_cold.ns,
-                  idle_exits(sim_machine)),
+                  sim_machine.costs.timer_irq.ns, idle_exits(sim_machine)),
       fmt::format("simulation: kernel profile {}, seeds 1-{}; real: {} repeats (median [min-max])",
                   o.kernel, o.repeats, o.repeats),
       fmt::format("rt-app:     {} s per run, calibration {} ns per loop (probed); SCHED_IDLE loops "

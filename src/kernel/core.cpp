@@ -500,14 +500,17 @@ void KernelImpl::on_timer(TaskId t) {
   Rq& rq = cpu_rq(cpu);
   switch (rq.mode) {
     case CpuMode::Idle:
-      // The timer interrupt itself wakes the CPU: it pays the exit cost, no IPI.
+      // The timer interrupt itself wakes the CPU: its delivery and the exit cost, no IPI.
       rq.pending_timers.push_back(t);
-      start_idle_exit(cpu, 0);
+      start_idle_exit(cpu, m_.costs.timer_irq.ns);
       break;
     case CpuMode::ExitingIdle:
       rq.pending_timers.push_back(t);
       break;
     case CpuMode::Busy:
+      // The interrupt runs on the CPU before the wakeup: the current task loses that time,
+      // and a wakee that preempts it runs after it.
+      charge(cpu, m_.costs.timer_irq.ns);
       handle_timer_irq(cpu, t);
       if (rq.need_resched) schedule(cpu);
       break;

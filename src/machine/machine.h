@@ -48,6 +48,9 @@ struct CostModel {
   Cost wakeup;      // try_to_wake_up path on the waker (enqueue, preemption check)
   Cost pipe_write, pipe_read;      // per 100-byte message system call
   Cost socket_write, socket_read;  // AF_UNIX stream, per 100-byte message
+  // The hrtimer interrupt's delivery and handler before it wakes a task (hrtimer_interrupt ->
+  // hrtimer_wakeup), on the timer's CPU. Optional in a machine file: 0 when not given.
+  Cost timer_irq;
 };
 
 enum class Preemption { None, Voluntary, Full };

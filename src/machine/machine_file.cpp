@@ -376,10 +376,12 @@ const char* preempt_name(Preemption p) {
   return "voluntary";
 }
 
-// The nine cost figures in file order, with the CostModel member each maps to.
+// The cost figures in file order, with the CostModel member each maps to; an optional one
+// may be left out of a file (0, no source) and is written only when set.
 struct CostField {
   const char* key;
   Cost CostModel::*member;
+  bool optional = false;
 };
 constexpr CostField kCostFields[] = {
     {"context_switch", &CostModel::context_switch},
@@ -391,6 +393,7 @@ constexpr CostField kCostFields[] = {
     {"pipe_read", &CostModel::pipe_read},
     {"socket_write", &CostModel::socket_write},
     {"socket_read", &CostModel::socket_read},
+    {"timer_irq", &CostModel::timer_irq, true},
 };
 
 template <class J>
@@ -440,6 +443,7 @@ J build_json(const Machine& m) {
   j["idle_states"] = std::move(idle);
   J costs;
   for (const CostField& f : kCostFields) {
+    if (f.optional && (m.costs.*f.member).ns == 0 && (m.costs.*f.member).source.empty()) continue;
     J o;
     o["ns"] = (m.costs.*f.member).ns;
     o["source"] = (m.costs.*f.member).source;
@@ -807,10 +811,11 @@ Machine read_machine(const json& j, const Reader& r) {
   std::vector<std::string> cost_required;
   for (const CostField& f : kCostFields) {
     cost_keys.insert(f.key);
-    cost_required.push_back(f.key);
+    if (!f.optional) cost_required.push_back(f.key);
   }
   r.check_keys(costs, "costs", cost_keys, cost_required);
   for (const CostField& f : kCostFields) {
+    if (f.optional && !costs.contains(f.key)) continue;
     const std::string p = Reader::child("costs", f.key);
     const json& o = costs[f.key];
     r.check_keys(o, p, {"ns", "source"}, {"ns"});

@@ -10,7 +10,8 @@
 //     "idle_states": [{"name": "C1", "exit_latency_ns": 2000, "target_residency_ns": 2000,
 //                      "polling": false, "source": "...", "real_exit_ns": 2000,
 //                      "real_exit_source": "..."}],
-//     "costs": {"context_switch": {"ns": 1500, "source": "..."}, ... all nine ...},
+//     "costs": {"context_switch": {"ns": 1500, "source": "..."}, ... nine required, and
+//               "timer_irq" optional (0 when left out) ...},
 //     "kernel_build": {"hz": 250, "preempt": "voluntary", "nohz_idle": true, "source": "..."}
 //   }
 // "topology" is either the compact generator above or an explicit per-CPU list
