@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kernel/kernel.h"
+#include "kernel/kernel_impl.h"
 #include "kernel_test_util.h"
 
 using namespace schedtwin;
@@ -260,4 +261,30 @@ TEST(Explain, DetachTasksSaysWhyATaskDidNotFitTheImbalance) {
   const std::string rec = s.substr(at, s.find('\n', at) - at);
   EXPECT_NE(rec.find("util_est"), std::string::npos) << rec;
   EXPECT_NE(rec.find("above the imbalance"), std::string::npos) << rec;
+}
+
+// explain_step, the README's hook for an idea's own branch: inside an open record it is one
+// more step of that record; where none is open (newidle_balance before its domain loop, for
+// one) it is a "note" record of its own, with the CPU's current task.
+TEST(Explain, AStepOutsideARecordIsANoteOfItsOwn) {
+  std::ostringstream out;
+  Explain x(out, Explain::Format::Text, 100);
+  Config c;
+  c.profile = make_profile("v5.7");
+  KernelImpl k(flat_machine(1, 2), c);
+  k.explain_ = &x;
+  BusyBody hog;
+  k.create_task({.name = "hog", .cpus = {1}}, &hog, 1);
+  k.run_until(us(10));
+  out.str("");  // the fork record
+  k.explain_step(1, "MY_IDEA: here");
+  EXPECT_EQ(out.str(), "[    0.000010] cpu1 note hog[1]: | MY_IDEA: here -> noted\n");
+  ASSERT_TRUE(x.begin("wakeup", k.now_, 0, "t[2]"));
+  k.explain_step(0, "MY_IDEA: inside");
+  x.end("cpu0");
+  EXPECT_NE(out.str().find("cpu0 wakeup t[2]: | MY_IDEA: inside -> cpu0\n"), std::string::npos)
+      << out.str();
+  k.explain_ = nullptr;
+  k.explain_step(0, "nothing written");
+  EXPECT_EQ(x.written(), 3u);  // the fork, the note and the wakeup
 }

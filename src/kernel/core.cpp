@@ -1067,6 +1067,18 @@ std::string KernelImpl::task_label(TaskId t) const {
   return fmt::format("{}[{}]", tasks_[static_cast<size_t>(t)].name, t + 1);
 }
 
+void KernelImpl::explain_step(int cpu, std::string_view text) {
+  if (!explain_) return;
+  if (explain_->active()) {
+    explain_->step(std::string(text));
+    return;
+  }
+  const TaskId curr = rq_[static_cast<size_t>(cpu)].curr;
+  if (!explain_->begin("note", now_, cpu, curr == kNoTask ? "" : task_label(curr))) return;
+  explain_->step(std::string(text));
+  explain_->end("noted");
+}
+
 std::string KernelImpl::cpu_state(int cpu) const {
   const Rq& rq = rq_[static_cast<size_t>(cpu)];
   if (idle_cpu(cpu)) return "idle";
