@@ -158,7 +158,8 @@ TEST(CliCompare, HackbenchOptionsMeanWhatTheyMeanInHackbench) {
   EXPECT_EQ(m["values"], json::array({x[0], x[1], x[2]}));
   EXPECT_EQ(j["metrics"]["context_switches"]["base"]["values"][2].get<double>(), cs[2]);
   // The run-wide counters follow the subcommand's figures, from the same runs.
-  EXPECT_EQ(j["metric_order"], json::array({"total_time_s", "context_switches", "migrations"}));
+  EXPECT_EQ(j["metric_order"],
+            json::array({"total_time_s", "context_switches", "migrations", "lb_migrations"}));
   EXPECT_NEAR(j["metrics"]["context_switches"]["base"]["mean"].get<double>(),
               (cs[0] + cs[1] + cs[2]) / 3, 1e-9);
   EXPECT_NEAR(j["metrics"]["migrations"]["base"]["mean"].get<double>(),

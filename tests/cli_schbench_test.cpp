@@ -239,11 +239,12 @@ TEST(SchbenchCompare, EntryReportsThePercentiles) {
   }
   // In schbench's order (min first, max last), then its sample count and the counters.
   const nlohmann::json& order = j.at("metric_order");
-  ASSERT_EQ(order.size(), 12u) << order;
+  ASSERT_EQ(order.size(), 13u) << order;
   EXPECT_EQ(order[0], "wakeup_latency_us.min");
   EXPECT_EQ(order[8], "wakeup_latency_us.max");
   EXPECT_EQ(order[9], "samples");
   EXPECT_EQ(order[10], "context_switches");
+  EXPECT_EQ(order[12], "lb_migrations");
   EXPECT_EQ(order[11], "migrations");
   EXPECT_GT(j.at("metrics").at("samples").at("base").at("mean").get<double>(), 0);
 }

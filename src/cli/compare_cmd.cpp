@@ -75,6 +75,7 @@ RunFigures common_figures(const nlohmann::json& j) {
   f.events = j.value("events", std::uint64_t{0});
   f.context_switches = j.value("context_switches", 0.0);
   f.migrations = j.value("migrations", 0.0);
+  f.lb_migrations = j.value("lb_migrations", 0.0);
   return f;
 }
 
@@ -737,6 +738,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
       std::vector<std::pair<std::string, double>> metrics = results[i].metrics;
       metrics.emplace_back("context_switches", results[i].context_switches);
       metrics.emplace_back("migrations", results[i].migrations);
+      metrics.emplace_back("lb_migrations", results[i].lb_migrations);
       for (const auto& [metric, v] : metrics) {
         auto [it, inserted] = values.try_emplace(metric);
         if (inserted) {
@@ -812,8 +814,9 @@ void register_compare_command(CLI::App& app) {
       "run SCENARIO.json: the file's machine and kernel stand (--machine in ARGS overrides the\n"
       "machine; the kernel is the default profile of --base/--with), its features and seed give\n"
       "way to compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.\n"
-      "After the subcommand's metrics, every table has the runs' context_switches and\n"
-      "migrations (tasks moved to another CPU by any path, as perf stat's cpu-migrations).");
+      "After the subcommand's metrics, every table has the runs' context_switches, migrations\n"
+      "(tasks moved to another CPU by any path, as perf stat's cpu-migrations) and\n"
+      "lb_migrations (those the load balancer moved).");
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
       ->check(range(1, 1000));

@@ -23,7 +23,7 @@ struct RunFigures {
   std::uint64_t events = 0;
   // Run-wide counters, compared after the subcommand's own metrics as context_switches and
   // migrations (every move of a task to another CPU: perf stat's cpu-migrations).
-  double context_switches = 0, migrations = 0;
+  double context_switches = 0, migrations = 0, lb_migrations = 0;
 };
 
 // rt-app, per task in file order, from the run's JSON document: for tasks with timers
