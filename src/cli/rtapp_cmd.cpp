@@ -14,7 +14,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -208,15 +207,28 @@ void rtapp_task_report(const workload::rtapp::Config& cfg, workload::rtapp::Runn
   }
 }
 
-RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
-                       const std::string& logdir, bool create_logdir, bool keep_samples) {
-  // Only the machine is needed to read the task set; run_rtapp_config makes the scenario again
-  // and says what it thinks of the features, once.
+namespace {
+
+// run_rtapp for a task set already read (the file, or standard input), named `label`.
+RtAppOutcome run_rtapp_json(const CommonOptions& o, const workload::JNode& root,
+                            const std::string& label, const std::string& logdir, bool create_logdir,
+                            bool keep_samples) {
+  // Only the machine is needed to read the task set (its cpus lists are checked against the
+  // CPU count); run_rtapp_config makes the scenario again and says what it thinks of the
+  // features, once.
   CommonOptions quiet = o;
   quiet.feature_warnings = false;
   machine::Machine m = make_scenario(quiet).machine;
-  return run_rtapp_config(o, workload::rtapp::parse_file(taskset, m.nr_cpus()), logdir,
+  return run_rtapp_config(o, workload::rtapp::parse(root, label, m.nr_cpus()), logdir,
                           create_logdir, keep_samples);
+}
+
+}  // namespace
+
+RtAppOutcome run_rtapp(const CommonOptions& o, const std::string& taskset,
+                       const std::string& logdir, bool create_logdir, bool keep_samples) {
+  return run_rtapp_json(o, workload::read_relaxed_json_file(taskset), taskset, logdir,
+                        create_logdir, keep_samples);
 }
 
 RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Config& cfg,
@@ -332,28 +344,22 @@ void register_rtapp_command(CLI::App& app) {
       "logdir.");
   add_rtapp_options(*sub, *o);
   sub->callback([o] {
-    // "-": the task set on standard input, as rt-app reads it; read once.
-    std::optional<workload::JNode> stdin_root;
-    if (o->taskset == "-") stdin_root = workload::read_relaxed_json_stream(std::cin, "<stdin>");
-    auto parse = [&](int nr_cpus) {
-      return stdin_root ? workload::rtapp::parse(*stdin_root, "<stdin>", nr_cpus)
-                        : workload::rtapp::parse_file(o->taskset, nr_cpus);
-    };
+    // Read once: "-" is the task set on standard input, as rt-app reads it.
+    const bool from_stdin = o->taskset == "-";
+    const std::string label = from_stdin ? "<stdin>" : o->taskset;
+    const workload::JNode root = from_stdin ? workload::read_relaxed_json_stream(std::cin, label)
+                                            : workload::read_relaxed_json_file(o->taskset);
     std::string logdir = o->logdir;
     bool create = true;
     if (logdir.empty()) {
       // As rt-app does: the file's logdir, which must exist.
-      logdir = parse(1 << 20).logdir;
+      logdir = workload::rtapp::parse(root, label, 1 << 20).logdir;
       create = false;
     } else {
       check_logdir_parent(logdir);
     }
-    // Only the summary and JSON are printed: no need to keep every sample. The task set is
-    // read for the machine's CPU count (cpus lists are checked against it).
-    CommonOptions quiet = o->common;
-    quiet.feature_warnings = false;
-    const int nr_cpus = make_scenario(quiet).machine.nr_cpus();
-    RtAppOutcome out = run_rtapp_config(o->common, parse(nr_cpus), logdir, create, false);
+    // Only the summary and JSON are printed: no need to keep every sample.
+    RtAppOutcome out = run_rtapp_json(o->common, root, label, logdir, create, false);
     for (const std::string& n : out.ignored) fmt::print(stderr, "schedtwin: note: {}\n", n);
     emit_report(out.summary, out.json, o->common.json_out);
   });
