@@ -674,9 +674,7 @@ HostCalibration measure_host(const CalibrateParams& p) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   c.host = host;
-  utsname u{};
-  uname(&u);
-  c.kernel = u.release;
+  c.kernel = kernel_release();
   c.date = utc_date();
 
   const std::vector<int> cpus = allowed_online_cpus();
@@ -730,6 +728,12 @@ HostCalibration measure_host(const CalibrateParams& p) {
     c.build_note = fmt::format(
         "no kernel configuration readable (/proc/config.gz, /boot/config-{})", c.kernel);
   return c;
+}
+
+std::string kernel_release() {
+  utsname u{};
+  uname(&u);
+  return u.release;
 }
 
 std::optional<machine::KernelBuild> host_kernel_build(const std::string& release) {

@@ -88,6 +88,8 @@ struct HostCalibration {
 // gzip) or /boot/config-<release>, and /proc/cmdline (nohz=off, preempt=); nullopt when no
 // configuration is readable.
 std::optional<machine::KernelBuild> host_kernel_build(const std::string& release);
+// This host's kernel release, as `uname -r` prints it.
+std::string kernel_release();
 
 // Runs the experiments (under a second with the default parameters on an idle host). Throws
 // InputError when a thread cannot be pinned or a pipe / socket cannot be made.

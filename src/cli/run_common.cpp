@@ -2,7 +2,6 @@
 
 #include <fmt/core.h>
 #include <fmt/format.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,9 +48,8 @@ void check_trace_selection(const CommonOptions& o) {
 machine::Machine load_cli_machine(const std::string& name_or_path, std::string_view option) {
   machine::Machine m = machine::load_machine(name_or_path, option);
   if (name_or_path != "host") return m;
-  utsname u{};
-  uname(&u);
-  if (std::optional<machine::KernelBuild> b = host::host_kernel_build(u.release)) m.build = *b;
+  if (std::optional<machine::KernelBuild> b = host::host_kernel_build(host::kernel_release()))
+    m.build = *b;
   return m;
 }
 
@@ -69,14 +67,13 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
     print_feature_warnings(s.config.profile, where.features);
     if (o.machine == "host") {
       // The machine is this host, the kernel a profile: say when they are far apart.
-      utsname u{};
-      uname(&u);
-      const std::string nearest = validate::profile_for_kernel_release(u.release);
+      const std::string release = host::kernel_release();
+      const std::string nearest = validate::profile_for_kernel_release(release);
       if (nearest != s.config.profile.name)
         fmt::print(stderr,
                    "schedtwin: note: --machine host: this host runs Linux {}, whose nearest "
                    "profile is {} (--kernel {}); the run simulates {}\n",
-                   u.release, nearest, nearest, s.config.profile.name);
+                   release, nearest, nearest, s.config.profile.name);
     }
   }
   s.config.seed = o.seed;

@@ -6,7 +6,6 @@
 // cli/host_parse.h). Simulated side: the same rt-app task set through run_rtapp_config and
 // the same messaging parameters through run_messaging_command, with seeds 1..repeats.
 #include <fmt/core.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -273,11 +272,7 @@ int host_cpus() {
 
 void run_validate(const Opts& opts) {
   Opts o = opts;
-  if (o.kernel.empty()) {
-    utsname u{};
-    uname(&u);
-    o.kernel = validate::profile_for_kernel_release(u.release);
-  }
+  if (o.kernel.empty()) o.kernel = validate::profile_for_kernel_release(host::kernel_release());
   if (!o.out.empty()) check_output_file(o.out, "--out");
   if (!o.json_out.empty()) check_json_output(o.json_out);
   if (!o.save_machine.empty()) check_output_file(o.save_machine, "--save-machine");
