@@ -31,6 +31,14 @@ TEST(CliExplain, ABadPathIsOneLineAndNothingIsWritten) {
   EXPECT_EQ(run_bin(kArgs + " --explain-format yaml").rc, 2);
 }
 
+// The help names the flag as it is typed, with its optional file, not CLI11's "{-}" default.
+TEST(CliExplain, TheHelpShowsTheFlagAsItIsTyped) {
+  auto r = run_bin("hackbench --help");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("--explain [=FILE]"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("{-}"), std::string::npos) << r.out;
+}
+
 TEST(CliExplain, SameSeedSameLog) {
   std::string a = testutil::temp_path("explain", "a.jsonl"),
               b = testutil::temp_path("explain", "b.jsonl");

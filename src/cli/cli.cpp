@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -278,9 +279,29 @@ std::vector<std::string> common_option_names() {
   return names;
 }
 
+namespace {
+
+// CLI11 shows a flag that has a default value with it, as "--explain{-}"; the option text
+// ("[=FILE]") already says what the flag takes.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    for (std::size_t open = name.find('{'); open != std::string::npos; open = name.find('{')) {
+      const std::size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close - open + 1);
+    }
+    return name;
+  }
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"schedtwin: a deterministic simulator of the Linux fair-class CPU scheduler"};
   app.name("schedtwin");
+  app.formatter(std::make_shared<HelpFormatter>());  // before the subcommands, which copy it
   app.require_subcommand(1);
   app.set_version_flag("--version", "schedtwin 0.1.0");
   // The main job and the A/B table first, then the workloads, then the machine tools.
