@@ -260,6 +260,25 @@ TEST(CliReproduce, AddedFeaturesApplyToEveryConfiguration) {
   EXPECT_EQ(j["directions_matched"], 0);
   const json& f = j["sched-idle-fallback"];
   EXPECT_EQ(f["without_change"]["mean_us"], f["with_change"]["mean_us"]);
+  // The same runs without the flag: all four match there, so all four verdicts changed.
+  EXPECT_NE(r.out.find("what --features NO_SIS_SCHED_IDLE_FALLBACK changed (the same runs "
+                       "without it: 4 of 4 directions match):\nverdict changed:\n"
+                       "  sched-idle-fallback: mean wu_lat falls with the change: match -> MISS"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("unchanged in verdict and figures: 0 of 4 directions"), std::string::npos);
+  EXPECT_EQ(j["without_features"]["directions_matched"], 4);
+  ASSERT_EQ(j["changed_directions"].size(), 4u);
+  EXPECT_EQ(j["changed_directions"][0]["verdict_without"], "match");
+  EXPECT_EQ(j["changed_directions"][0]["verdict_with"], "MISS");
+  // --skip-plain: no second set of runs, no section; and it needs --features.
+  Result skip =
+      run("reproduce sched-idle-fallback --runs 1 --features NO_SIS_SCHED_IDLE_FALLBACK "
+          "--skip-plain",
+          d);
+  EXPECT_EQ(skip.status, 0) << skip.err;
+  EXPECT_EQ(skip.out.find("what --features"), std::string::npos) << skip.out;
+  EXPECT_EQ(run("reproduce sched-idle-fallback --runs 1 --skip-plain", d).status, 2);
   // An unknown flag is one line before anything runs.
   Result bad = run("reproduce --features NO_SUCH_FLAG --json " + out + "2", d);
   EXPECT_EQ(bad.status, 1);

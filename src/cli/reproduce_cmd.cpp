@@ -117,6 +117,52 @@ CaseResult run_case(const std::string& kernel, const std::string& added, bool wi
   return r;
 }
 
+// reproduce --features: each published direction whose verdict or simulated figure differs
+// between the run with the added flags (`with`) and without them (`without`), both as
+// reproduce's JSON (series -> {"directions": [...]}, in the same order on both sides).
+// Returns the text section; adds "without_features" and "changed_directions" to `with`.
+std::string changed_directions(nlohmann::json& with, const nlohmann::json& without,
+                               const std::string& features) {
+  std::string flipped, moved;
+  int same = 0, matched_without = 0, total = 0;
+  nlohmann::json changed = nlohmann::json::array();
+  for (const auto& [series, fig] : with.items()) {
+    if (!fig.is_object() || !fig.contains("directions") || !without.contains(series)) continue;
+    const nlohmann::json& a = without[series]["directions"];
+    const nlohmann::json& b = fig["directions"];
+    for (std::size_t i = 0; i < b.size() && i < a.size(); ++i) {
+      ++total;
+      if (a[i]["verdict"] == "match") ++matched_without;
+      const std::string va = a[i]["verdict"], vb = b[i]["verdict"];
+      const std::string sa = a[i]["simulated"], sb = b[i]["simulated"];
+      if (va == vb && sa == sb) {
+        ++same;
+        continue;
+      }
+      const std::string line =
+          fmt::format("  {}: {}: {} -> {}\n      without: {}\n      with:    {}\n", series,
+                      b[i]["claim"].get<std::string>(), va, vb, sa, sb);
+      (va != vb ? flipped : moved) += line;
+      changed.push_back({{"series", series},
+                         {"claim", b[i]["claim"]},
+                         {"verdict_without", va},
+                         {"verdict_with", vb},
+                         {"simulated_without", sa},
+                         {"simulated_with", sb}});
+    }
+  }
+  with["without_features"] = {{"directions_matched", matched_without},
+                              {"directions_missed", total - matched_without}};
+  with["changed_directions"] = std::move(changed);
+  std::string out = fmt::format(
+      "\nwhat --features {} changed (the same runs without it: {} of {} directions match):\n",
+      features, matched_without, total);
+  if (!flipped.empty()) out += "verdict changed:\n" + flipped;
+  if (!moved.empty()) out += "figures moved, verdict the same:\n" + moved;
+  out += fmt::format("unchanged in verdict and figures: {} of {} directions\n", same, total);
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json reproduce_sched_idle_fallback(int runs, const std::string& added, std::string& text,
@@ -219,6 +265,7 @@ void register_reproduce_command(CLI::App& app) {
     std::string report_out;
     bool fail_on_miss = false;
     std::string features;
+    bool skip_plain = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -248,7 +295,10 @@ void register_reproduce_command(CLI::App& app) {
   sub->add_option("--features", o->features,
                   "Flags added after every configuration's own (kernel syntax, series names\n"
                   "allowed), e.g. your idea's flag: do the published directions still hold with "
-                  "it?");
+                  "it?\n(also runs without them and ends with the directions they changed)");
+  sub->add_flag("--skip-plain", o->skip_plain,
+                "With --features: do not also run the experiments without the added flags (half\n"
+                "the time; no list of the directions the flags changed)");
   sub->add_flag("--fail-on-miss", o->fail_on_miss,
                 "Exit with status 4 (after writing every output) when a published direction is "
                 "MISS, e.g. to gate a model change in CI");
@@ -277,29 +327,39 @@ void register_reproduce_command(CLI::App& app) {
                  "schedtwin: note: --runs {}: at quick scale latency-nice and "
                  "sched-idle-balancing run seeds 1-3 (--full runs all {})\n",
                  o->runs, o->runs);
+    if (sub->get_option("--skip-plain")->count() > 0 && o->features.empty())
+      throw UsageError("--skip-plain: skips the runs without --features; give --features too");
+    if (!o->skip_plain && !o->features.empty())
+      fmt::print(stderr,
+                 "schedtwin: note: --features: each experiment also runs without the added "
+                 "flags, to list the directions they change (--skip-plain: half the time)\n");
     nlohmann::json j;
     std::string text;
     std::map<std::string, std::string> series_text;
     nlohmann::json occupancy;
     nlohmann::json* occ = o->report_out.empty() ? nullptr : &occupancy;
+    auto run_series = [&](const std::string& s, const std::string& features, std::string& out,
+                          nlohmann::json* occupancy_out) {
+      if (s == "sched-idle-fallback")
+        return reproduce_sched_idle_fallback(o->runs, features, out, occupancy_out);
+      if (s == "latency-nice") return reproduce_latency_nice(o->runs, o->full, features, out);
+      if (s == "sched-idle-balancing")
+        return reproduce_sched_idle_balancing(o->runs, o->full, features, out);
+      return reproduce_runnable_avg(o->runs, o->full, features, out);
+    };
+    // With --features: the same experiments without the added flags, for their directions.
+    const bool plain = !o->features.empty() && !o->skip_plain;
+    nlohmann::json without;
     for (const char* s :
          {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing"}) {
       if (o->series != "all" && o->series != s) continue;
       const std::size_t from = text.size();
-      if (std::string(s) == "sched-idle-fallback") {
-        j[s] = reproduce_sched_idle_fallback(o->runs, o->features, text, occ);
-      } else if (std::string(s) == "latency-nice") {
-        j[s] = reproduce_latency_nice(o->runs, o->full, o->features, text);
-      } else if (std::string(s) == "sched-idle-balancing") {
-        j[s] = reproduce_sched_idle_balancing(o->runs, o->full, o->features, text);
-      } else if (std::string(s) == "runnable-avg") {
-        j[s] = reproduce_runnable_avg(o->runs, o->full, o->features, text);
-      } else {
-        text += fmt::format(
-            "\n{}: not reproduced yet (its model and workload are still to be built)\n", s);
-        j[s] = nullptr;
-      }
+      j[s] = run_series(s, o->features, text, occ);
       series_text[s] = text.substr(from);
+      if (plain) {
+        std::string discarded;
+        without[s] = run_series(s, "", discarded, nullptr);
+      }
     }
     // Every verdict in one place: a MISS inside a series' table is easy to read past.
     int matched = 0;
@@ -316,6 +376,7 @@ void register_reproduce_command(CLI::App& app) {
     text += fmt::format("\nsummary: {} of {} published directions match{}\n", matched,
                         matched + static_cast<int>(missed.size()), missed.empty() ? "" : "; MISS:");
     for (const std::string& m : missed) text += "  " + m + "\n";
+    if (plain) text += changed_directions(j, without, o->features);
     j["directions_matched"] = matched;
     j["directions_missed"] = missed.size();
     // Beside the series' figures, what made them (the other commands' documents say so too).
