@@ -206,7 +206,9 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
             std::string::npos)
       << text;
   const std::string jsonl = run(Explain::Format::Jsonl);
-  EXPECT_NE(jsonl.find("\"waker\":\"waker[2]\",\"wake_wide\":\"no\",\"want_affine\":\"yes\","
+  // yes/no fields are JSON booleans; sync is there when false too.
+  EXPECT_NE(jsonl.find("\"prev\":1,\"sync\":true,\"waker\":\"waker[2]\",\"wake_wide\":false,"
+                       "\"want_affine\":true,"
                        "\"waker_wakee_flips\":1,\"wakee_wakee_flips\":0,\"wake_wide_factor\":4"),
             std::string::npos)
       << jsonl;

@@ -336,7 +336,7 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   if (trace_) trace_->sched_waking(now_, this_cpu_, p, t.cpu);
   if (explain_ && explain_->begin("wakeup", now_, this_cpu_, task_label(p))) {
     explain_->field("prev", t.cpu);
-    if (wake_flags & WF_SYNC) explain_->field("sync", "yes");
+    explain_->flag("sync", (wake_flags & WF_SYNC) != 0, (wake_flags & WF_SYNC) != 0);
     // Who wakes: a task, or an interrupt (a timer, an IPI's queued wakeup) over whatever ran.
     explain_->data("waker",
                    in_hardirq_ || current_ == kNoTask ? std::string("irq") : task_label(current_));

@@ -56,14 +56,15 @@ bool Explain::begin(std::string_view kind, Time t, int cpu, std::string_view tas
   return true;
 }
 
-void Explain::add(std::string_view key, std::string_view value, bool number, bool text) {
+void Explain::add(std::string_view key, std::string_view value, bool number, bool text,
+                  bool boolean) {
   if (!active_) return;
   for (Field& f : fields_)
     if (f.key == key) {
-      f = {std::string(key), std::string(value), number, text};
+      f = {std::string(key), std::string(value), number, text, boolean};
       return;
     }
-  fields_.push_back({std::string(key), std::string(value), number, text});
+  fields_.push_back({std::string(key), std::string(value), number, text, boolean});
 }
 
 void Explain::step(std::string value) {
@@ -92,7 +93,9 @@ void Explain::end(std::string_view result) {
                               cpu_, json_string(kind_), json_string(task_));
   for (size_t i = 0; i < fields_.size(); ++i)
     j += (i ? "," : "") + json_string(fields_[i].key) + ":" +
-         (fields_[i].number ? fields_[i].value : json_string(fields_[i].value));
+         (fields_[i].boolean  ? std::string(fields_[i].value == "yes" ? "true" : "false")
+          : fields_[i].number ? fields_[i].value
+                              : json_string(fields_[i].value));
   j += "},\"steps\":[";
   for (size_t i = 0; i < steps_.size(); ++i) j += (i ? "," : "") + json_string(steps_[i]);
   j += "],\"result\":" + json_string(result) + "}";

@@ -7,7 +7,8 @@
 //   [   0.104003] cpu2 wakeup cfs_thread-3: wake_wide=no want_affine=yes | ... | -> cpu5
 // JSON lines: {"t_ns":104003000,"cpu":2,"kind":"wakeup","task":"cfs_thread-3",
 //              "fields":{...},"steps":["...", ...],"result":"cpu5"}
-// where "fields" holds the text line's fields (numbers as JSON numbers) and, for jq and
+// where "fields" holds the text line's fields (numbers as JSON numbers, yes/no as true/false)
+// and, for jq and
 // scripts, the decision's figures that the text gives only inside its steps and result
 // (data(): e.g. a wakeup's chosen "cpu", a balance's group statistics and "moved").
 // At most `limit` records are written; the rest are counted (dropped()). set_filter keeps
@@ -39,6 +40,10 @@ class Explain {
   bool active() const { return active_; }
   void field(std::string_view key, std::string_view value) { add(key, value, false, true); }
   void field(std::string_view key, long long value) { add(key, std::to_string(value), true, true); }
+  // A yes/no field: "key=yes" in the text line (shown only when `shown`), true/false in JSON.
+  void flag(std::string_view key, bool value, bool shown = true) {
+    add(key, value ? "yes" : "no", false, shown, true);
+  }
   // JSON lines only; a key given twice keeps its last value (a balance pass that redoes).
   void data(std::string_view key, std::string_view value) { add(key, value, false, false); }
   void data(std::string_view key, long long value) { add(key, std::to_string(value), true, false); }
@@ -63,8 +68,10 @@ class Explain {
     std::string key, value;
     bool number = false;  // written unquoted in JSON
     bool text = true;     // shown in the text line
+    bool boolean = false;  // value is "yes" or "no": JSON true / false
   };
-  void add(std::string_view key, std::string_view value, bool number, bool text);
+  void add(std::string_view key, std::string_view value, bool number, bool text,
+           bool boolean = false);
   std::vector<Field> fields_;
   std::vector<std::string> steps_;
 };

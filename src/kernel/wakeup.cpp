@@ -685,8 +685,8 @@ int KernelImpl::select_task_rq_fair(Task& p, int prev_cpu, unsigned sd_flag, uns
     bool wide = wake_wide(p);
     want_affine = !wide && p.allowed[cpu];
     if (xp()) {
-      explain_->field("wake_wide", wide ? "yes" : "no");
-      explain_->field("want_affine", want_affine ? "yes" : "no");
+      explain_->flag("wake_wide", wide);
+      explain_->flag("want_affine", want_affine);
       // wake_wide's inputs: both flip counts and the LLC size they are compared with.
       explain_->data("waker_wakee_flips", current_waker().wakee_flips);
       explain_->data("wakee_wakee_flips", p.waker.wakee_flips);
