@@ -182,3 +182,38 @@ TEST(PingpongCli, CompareRunsIt) {
   EXPECT_EQ(run_bin("compare --runs 2 --with NO_WA_IDLE -- pingpong --seed 3").rc, 2);
   std::filesystem::remove(json);
 }
+
+// --cost replaces one machine figure (not adds to it): the preset's own 45 ns idle-search
+// probe gives the same bytes as no --cost; 200 ns makes v5.3's 43-CPU scans dearer and the
+// throughput falls. compare takes it in ARGS and sweeps it.
+TEST(PingpongCli, CostReplacesAMachineFigure) {
+  const std::string run = "pingpong --threads 48 -r 0.005 --machine xeon-2s-88 --kernel v5.3";
+  const std::string json = temp_path("cost.json");
+  Result plain = run_bin(run);
+  Result same = run_bin(run + " --cost idle_probe=45");
+  Result dear = run_bin(run + " --cost idle_probe=200 --json " + json);
+  ASSERT_EQ(dear.rc, 0) << dear.out;
+  EXPECT_EQ(plain.out, same.out);
+  const nlohmann::json j = read_json(json);
+  EXPECT_EQ(j["costs_overridden"], nlohmann::json({{"idle_probe", 200}}));
+  const double gbps = j["throughput_gbps"];
+  const std::regex total(R"(= +([0-9.]+)Gb/s)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(plain.out, m, total)) << plain.out;
+  EXPECT_LT(gbps, 0.8 * std::stod(m[1]));
+  for (const char* bad : {"--cost idle_probe", "--cost idle_prob=1", "--cost idle_probe=-1",
+                          "--cost idle_probe=1000000001", "--cost ipi=1 --cost ipi=2"}) {
+    Result r = run_bin(std::string("pingpong -r 0.001 --machine hikey ") + bad, true);
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_NE(r.out.find("--cost"), std::string::npos) << r.out;
+  }
+  EXPECT_NE(run_bin("pingpong --cost idle_prob=1", true).out.find("did you mean 'idle_probe'"),
+            std::string::npos);
+  Result sweep = run_bin(
+      "compare --runs 1 --base v5.3 --with latency-nice --sweep cost=idle_probe=25,idle_probe=200 "
+      "-- " +
+      run.substr(0, run.find(" --kernel")));
+  ASSERT_EQ(sweep.rc, 0) << sweep.out;
+  EXPECT_NE(sweep.out.find("idle_probe=200  throughput_gbps"), std::string::npos) << sweep.out;
+  std::filesystem::remove(json);
+}

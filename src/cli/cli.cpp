@@ -14,8 +14,31 @@
 #include "engine/error.h"
 #include "engine/spelling.h"
 #include "kernel/features.h"
+#include "machine/machine.h"
+#include "machine/machine_file.h"
 
 namespace schedtwin::cli {
+
+std::string parse_cost_override(const std::string& v, std::string& name, Time& ns) {
+  const std::size_t eq = v.find('=');
+  const std::vector<std::string_view> names = machine::cost_names();
+  if (eq == std::string::npos)
+    return fmt::format("expected NAME=NS, got '{}' (NAME one of {})", v, fmt::join(names, ", "));
+  const std::string key = v.substr(0, eq);
+  if (std::find(names.begin(), names.end(), key) == names.end())
+    return fmt::format("unknown cost '{}'; {}known: {}", key,
+                       engine::did_you_mean(key, names, '\''), fmt::join(names, ", "));
+  const std::string val = v.substr(eq + 1);
+  std::int64_t x = 0;
+  const auto [end, ec] = std::from_chars(val.data(), val.data() + val.size(), x);
+  if (val.empty() || ec != std::errc() || end != val.data() + val.size() || x < 0 ||
+      x > machine::Machine::kMaxTimeNs)
+    return fmt::format("{}: expected an integer number of ns in 0..{}, got '{}'", key,
+                       machine::Machine::kMaxTimeNs, val);
+  name = key;
+  ns = x;
+  return "";
+}
 
 CLI::Validator file_name() {
   return CLI::Validator(
@@ -45,6 +68,20 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
       ->type_name("UINT")
       ->capture_default_str();
   sub.add_option("--hz", o.hz, "Override the machine kernel build's HZ")->check(range(100, 1000));
+  sub.add_option("--cost", o.costs,
+                 fmt::format("Replace one of the machine's cost figures, in ns at capacity 1024 "
+                             "(again for another): {}; e.g. --cost idle_probe=100 to see how "
+                             "much a result rests on that figure",
+                             fmt::join(machine::cost_names(), ", ")))
+      ->type_name("NAME=NS")
+      ->allow_extra_args(false)  // one NAME=NS per --cost: a task set after it stays positional
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            std::string name;
+            Time ns = 0;
+            return parse_cost_override(v, name, ns);
+          },
+          ""));
   sub.add_option("--json", o.json_out,
                  "Write all figures of the run as one JSON document to FILE (\"-\": to stdout, "
                  "and the text report to stderr)")

@@ -37,6 +37,8 @@ struct CommonOptions {
   bool feature_warnings = true;   // off where the caller says them once (compare, rt-app)
   std::uint64_t seed = 1;
   int hz = 0;              // 0: the machine's build
+  // --cost NAME=NS, each given: a machine cost figure replaced (machine_file.h cost_names()).
+  std::vector<std::string> costs;
   std::string json_out;    // --json FILE
   double duration_s = 0;   // subcommands with a --duration option; 0: the workload's own
   bool lb_stats = false;   // --lb-stats: group classification table
@@ -59,6 +61,9 @@ void add_common_options(CLI::App& sub, CommonOptions& o);
 // --trace-time's value "START,STOP" (seconds, >= 0, at most 1e9; START empty = 0, STOP empty
 // = the end) into [from, to) in ns. Returns "" or the error (then from/to are unchanged).
 std::string parse_trace_time(const std::string& v, Time& from, Time& to);
+// One --cost value "NAME=NS" (NAME a machine cost, NS an integer 0..1e9): "" and the parts, or
+// the error (then name and ns are unchanged).
+std::string parse_cost_override(const std::string& v, std::string& name, Time& ns);
 // For options that take a path (--json, --out, --logdir, ...): refuses "" (exit 2), which
 // would otherwise read as "option not given" and be ignored without a word.
 CLI::Validator file_name();

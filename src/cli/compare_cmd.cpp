@@ -234,12 +234,12 @@ std::string supported_list() {
 }
 
 // Options compare owns (or that would make every run write the same file) may not appear in ARGS.
-// Of the common set only --machine and --hz are allowed: they are the same for both
+// Of the common set only --machine, --hz and --cost are allowed: they are the same for both
 // configurations. Any option added to the common set later is refused until compare handles it.
 void reject_owned_options(const CLI::App& sub, const std::string& name) {
   std::vector<std::string> owned;
   for (const std::string& n : common_option_names())
-    if (n != "--machine" && n != "--hz") owned.push_back(n);
+    if (n != "--machine" && n != "--hz" && n != "--cost") owned.push_back(n);
   owned.push_back("--logdir");
   for (const std::string& n : owned) {
     const CLI::Option* given = sub.get_option_no_throw(n);

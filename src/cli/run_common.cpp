@@ -60,6 +60,18 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   check_trace_selection(o);
   Scenario s;
   s.machine = load_cli_machine(o.machine, where.machine);
+  for (const std::string& v : o.costs) {
+    std::string name;
+    Time ns = 0;
+    if (std::string why = parse_cost_override(v, name, ns); !why.empty())
+      throw UsageError("--cost: " + why);
+    for (const auto& [done, _] : s.cost_overrides)
+      if (done == name) throw UsageError(fmt::format("--cost: {} is given twice", name));
+    machine::Cost& c = *machine::find_cost(s.machine.costs, name);
+    c.source = fmt::format("--cost {}={} (the machine's figure: {} ns)", name, ns, c.ns);
+    c.ns = ns;
+    s.cost_overrides.emplace_back(name, ns);
+  }
   s.config.profile = kernel::make_profile(o.kernel, where.kernel);
   kernel::apply_features(s.config.profile.features, o.features, where.features,
                          &s.config.profile.unmodelled);
@@ -96,6 +108,10 @@ nlohmann::json common_json(const std::string& command, const Scenario& s, const 
   j["kernel"] = s.config.profile.name;
   j["features"] = s.config.profile.features.names();
   j["seed"] = s.config.seed;
+  if (!s.cost_overrides.empty()) {
+    nlohmann::json& c = j["costs_overridden"];  // ns, as --cost gave them
+    for (const auto& [name, ns] : s.cost_overrides) c[name] = ns;
+  }
   j["sim_time_s"] = static_cast<double>(k.now()) / 1e9;
   j["wall_time_s"] = wall_time_s;
   j["events"] = k.events();

@@ -19,6 +19,8 @@ namespace schedtwin::cli {
 struct Scenario {
   machine::Machine machine;
   kernel::Config config;
+  // --cost overrides applied to machine, in the order given: {name, ns}.
+  std::vector<std::pair<std::string, Time>> cost_overrides;
 };
 
 // What an error in the machine, kernel or feature names is attributed to: the options by

@@ -396,6 +396,22 @@ constexpr CostField kCostFields[] = {
     {"timer_irq", &CostModel::timer_irq, true},
 };
 
+}  // namespace
+
+std::vector<std::string_view> cost_names() {
+  std::vector<std::string_view> out;
+  for (const CostField& f : kCostFields) out.push_back(f.key);
+  return out;
+}
+
+Cost* find_cost(CostModel& costs, std::string_view name) {
+  for (const CostField& f : kCostFields)
+    if (name == f.key) return &(costs.*f.member);
+  return nullptr;
+}
+
+namespace {
+
 template <class J>
 J build_json(const Machine& m) {
   J j;

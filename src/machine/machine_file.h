@@ -75,4 +75,9 @@ void validate_machine(const Machine& m, std::string_view origin);
 // Renumbers core/cluster/llc/package ids densely in the order of their lowest CPU.
 void normalize_ids(Machine& m);
 
+// The keys of a machine file's "costs" object, in file order ("context_switch", "ipi", ...).
+std::vector<std::string_view> cost_names();
+// The figure of `costs` a cost_names() key stands for; nullptr for another name.
+Cost* find_cost(CostModel& costs, std::string_view name);
+
 }  // namespace schedtwin::machine
