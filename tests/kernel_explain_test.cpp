@@ -57,7 +57,9 @@ TEST(Explain, WakeupRecordsGiveTheDecisionOrder) {
   std::string v54 = run("v5.4", Explain::Format::Text);
   EXPECT_NE(v54.find("wakeup p[4]: prev=0 wake_wide=no want_affine=yes | wake_affine in MC domain: "
                      "target cpu0 "
-                     "(waker is on prev) | target cpu0 sched-idle: take it -> cpu0"),
+                     "(waker is on prev) | target cpu0 sched-idle: take it | "
+                     "check_preempt_wakeup on cpu0 (curr hog[1]): curr is SCHED_IDLE, the wakee "
+                     "is not: preempt -> cpu0"),
             std::string::npos)
       << v54;
   std::string v53 = run("v5.3", Explain::Format::Text);
@@ -289,4 +291,69 @@ TEST(Explain, AStepOutsideARecordIsANoteOfItsOwn) {
   k.explain_ = nullptr;
   k.explain_step(0, "nothing written");
   EXPECT_EQ(x.written(), 3u);  // the fork, the note and the wakeup
+}
+
+// Wakeup preemption is in the log: a task that slept long wakes onto a CPU where a hog runs
+// alone, so min_vruntime is the hog's vruntime and place_entity (GENTLE_FAIR_SLEEPERS) puts
+// the sleeper half a sched_latency behind it. With 4 CPUs the tunables scale by
+// 1 + ilog2(4) = 3: sched_latency 18 ms, so vdiff = 9 ms, against wakeup_gran 1 ms x 3 =
+// 3 ms: preempt. With 8 CPUs in two LLCs (scale 4: 12 ms against 4 ms) the wakeup from the
+// other LLC goes on the wake list, and the decision comes when CPU 0 takes it: a record of
+// its own, named for the wakee.
+TEST(Explain, WakeupPreemptionIsExplained) {
+  struct Sleeper : TaskBody {
+    Step next(TaskId, Time) override { return Step::block(); }
+  };
+  struct Waker : TaskBody {
+    Kernel* k = nullptr;
+    TaskId wakee = kNoTask;
+    int step = 0;
+    Step next(TaskId, Time) override {
+      if (step++ == 0) return Step::run(ms(50));
+      k->wake_up(wakee, WF_NONE);
+      return Step::block();
+    }
+  };
+  auto run = [](int llcs, int waker_cpu, Explain::Format format) {
+    Config c;
+    c.profile = make_profile("v5.4");
+    Kernel k(flat_machine(llcs, 4), c);
+    std::ostringstream out;
+    Explain x(out, format, 1000);
+    k.set_explain(&x);
+    BusyBody hog;
+    k.create_task({.name = "hog", .cpus = {0}}, &hog);
+    Sleeper s;
+    const TaskId t = k.create_task({.name = "sleeper", .cpus = {0}}, &s);
+    Waker w;
+    w.k = &k;
+    w.wakee = t;
+    k.create_task({.name = "waker", .cpus = {waker_cpu}}, &w);
+    k.run_until(ms(60));
+    return out.str();
+  };
+  const std::string local = run(1, 1, Explain::Format::Text);
+  EXPECT_NE(local.find("cpu1 wakeup sleeper[2]: prev=0 | pinned to "
+                       "one CPU: no selection | check_preempt_wakeup on cpu0 (curr hog[1]): "
+                       "wakeup_preempt_entity: curr's vruntime - wakee's = 9000000 ns > "
+                       "wakeup_gran 3000000 ns: preempt -> cpu0"),
+            std::string::npos)
+      << local;
+  const std::string remote = run(2, 4, Explain::Format::Jsonl);
+  std::istringstream lines(remote);
+  std::string line;
+  int records = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["kind"] != "preempt") continue;
+    ++records;
+    EXPECT_EQ(j["cpu"], 0);
+    EXPECT_EQ(j["task"], "sleeper[2]");
+    EXPECT_EQ(j["result"], "resched");
+    EXPECT_EQ(j["fields"]["preempt"], true);
+    EXPECT_EQ(j["fields"]["preempt_curr"], "hog[1]");
+    EXPECT_EQ(j["fields"]["preempt_vdiff_ns"], 12000000);
+    EXPECT_EQ(j["fields"]["preempt_wakeup_gran_ns"], 4000000);
+  }
+  EXPECT_EQ(records, 1) << remote;
 }

@@ -306,10 +306,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   if (t.nr_cpus_allowed > 1) {
     cpu = select_task_rq_fair(t, parent_cpu, SD_BALANCE_FORK, 0);
   }
-  if (xp()) {
-    explain_->data("target_cpu", cpu);
-    explain_->end(fmt::format("cpu{}", cpu));
-  }
+  if (xp()) explain_->data("target_cpu", cpu);
   if (!t.allowed[static_cast<size_t>(cpu)])
     cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
   charge(parent_cpu, static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
@@ -319,7 +316,8 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   t.fork_cpu = cpu;
   post_init_entity_util_avg(t);
   activate_task(cpu, id, 0);
-  check_preempt_curr(cpu, id, WF_FORK);
+  check_preempt_curr(cpu, id, WF_FORK);  // its decision goes into the fork record
+  if (xp()) explain_->end(fmt::format("cpu{}", cpu));
   if (trace_) trace_->sched_wakeup_new(now_, parent_cpu, id, cpu);
   if (cpu_rq(cpu).need_resched) kick_cpu(cpu);
   this_cpu_ = saved_cpu;
@@ -356,14 +354,19 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
     wf |= WF_MIGRATED;
     set_task_cpu(p, cpu);
   }
+  // The record stays open through ttwu_queue, so that an enqueue done here adds its
+  // preemption decision (check_preempt_wakeup) to it; a queued wakeup's comes later, as a
+  // note of the target CPU.
+  std::string result;
   if (xp()) {
     bool remote =
         feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu);
     explain_->data("target_cpu", cpu);
     explain_->data("remote_wake_list", remote ? 1 : 0);
-    explain_->end(fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : ""));
+    result = fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : "");
   }
   ttwu_queue(p, cpu, wf);
+  if (!result.empty() && xp()) explain_->end(result);
   ttwu_stat(cpu);
   return true;
 }
@@ -430,7 +433,12 @@ void KernelImpl::check_preempt_curr(int cpu, TaskId p, unsigned wake_flags) {
     resched_curr(cpu);
     return;
   }
+  // --explain: the decision joins the open wakeup, fork or balance record; an enqueue with
+  // none open (a queued wakeup's, in sched_ttwu_pending) gets a record named for the wakee.
+  const bool own =
+      explain_ && !explain_->active() && explain_->begin("preempt", now_, cpu, task_label(p));
   check_preempt_wakeup(rq, task(p), wake_flags);
+  if (own && xp()) explain_->end(rq.need_resched ? "resched" : "no resched");
 }
 
 // resched_curr (core.c v5.4): a remote CPU gets a reschedule IPI unless it polls; the

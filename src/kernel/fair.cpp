@@ -4,6 +4,8 @@
 // and its group entities up to the root cfs_rq). CFS bandwidth is not modelled.
 // Profiles v6.6+ run v6.6's EEVDF instead (fair-class.md §3.10): the functions marked v6.6
 // and the *_v66 variants, chosen by eevdf_; the CFS paths are untouched by it.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <array>
 
@@ -732,21 +734,45 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
     set_next_buddy(pse);
     next_buddy_marked = true;
   }
-  if (rq.need_resched) return;
+  // --explain: the decision and what took it, in the order the kernel tests.
+  auto why = [&](std::string_view verdict, const std::string& reason) {
+    if (!xp()) return;
+    explain_->step(fmt::format("check_preempt_wakeup on cpu{} (curr {}): {}: {}", rq.cpu,
+                               task_label(rq.curr), reason, verdict));
+    explain_->flag("preempt", verdict == "preempt", false);
+    explain_->data("preempt_curr", task_label(rq.curr));
+  };
+  if (rq.need_resched) return why("no new decision", "a reschedule is already pending");
   bool preempt = false;
   if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
+    why("preempt", "curr is SCHED_IDLE, the wakee is not");
     preempt = true;
   } else {
-    if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
+    if (p.policy != Policy::Normal)
+      return why("no preemption", fmt::format("the wakee is {}", policy_name(p.policy)));
+    if (!feat(Feature::WAKEUP_PREEMPTION)) return why("no preemption", "WAKEUP_PREEMPTION is off");
     find_matching_se(se, pse);
     const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
     if (cse_is_idle && !pse_is_idle) {
+      why("preempt", "curr's entity is idle (an idle group), the wakee's is not");
       preempt = true;
     } else if (cse_is_idle != pse_is_idle) {
-      return;  // an idle entity never preempts a non-idle one (v5.15)
+      // an idle entity never preempts a non-idle one (v5.15)
+      return why("no preemption", "the wakee's entity is idle (an idle group), curr's is not");
     } else {
       update_curr(*se->cfs);  // v5.15: only once the idle rules have not decided
-      if (wakeup_preempt_entity(*se, *pse) == 1) {
+      const int verdict = wakeup_preempt_entity(*se, *pse);
+      if (xp()) {
+        const std::int64_t vdiff = static_cast<std::int64_t>(se->vruntime - pse->vruntime);
+        const Time gran = calc_delta_fair(sysctl_sched_wakeup_granularity, *pse);
+        why(verdict == 1 ? "preempt" : "no preemption",
+            fmt::format("wakeup_preempt_entity: curr's vruntime - wakee's = {} ns {} "
+                        "wakeup_gran {} ns",
+                        vdiff, verdict == 1 ? ">" : "<=", gran));
+        explain_->data("preempt_vdiff_ns", vdiff);
+        explain_->data("preempt_wakeup_gran_ns", static_cast<long long>(gran));
+      }
+      if (verdict == 1) {
         if (!next_buddy_marked) set_next_buddy(pse);
         preempt = true;
       }
@@ -770,22 +796,38 @@ void KernelImpl::check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags) 
   sched_entity* pse = &p.se;
   if (se == pse) return;
   if (feat(Feature::NEXT_BUDDY) && !(wake_flags & WF_FORK)) set_next_buddy(pse);
-  if (rq.need_resched) return;
+  auto why = [&](std::string_view verdict, const std::string& reason) {
+    if (!xp()) return;
+    explain_->step(fmt::format("check_preempt_wakeup on cpu{} (curr {}): {}: {}", rq.cpu,
+                               task_label(rq.curr), reason, verdict));
+    explain_->flag("preempt", verdict == "preempt", false);
+    explain_->data("preempt_curr", task_label(rq.curr));
+  };
+  if (rq.need_resched) return why("no new decision", "a reschedule is already pending");
   if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
+    why("preempt", "curr is SCHED_IDLE, the wakee is not");
     resched_curr(rq.cpu);
     return;
   }
-  if (p.policy != Policy::Normal || !feat(Feature::WAKEUP_PREEMPTION)) return;
+  if (p.policy != Policy::Normal)
+    return why("no preemption", fmt::format("the wakee is {}", policy_name(p.policy)));
+  if (!feat(Feature::WAKEUP_PREEMPTION)) return why("no preemption", "WAKEUP_PREEMPTION is off");
   find_matching_se(se, pse);
   const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
   if (cse_is_idle && !pse_is_idle) {
+    why("preempt", "curr's entity is idle (an idle group), the wakee's is not");
     resched_curr(rq.cpu);
     return;
   }
-  if (cse_is_idle != pse_is_idle) return;  // an idle entity never preempts a non-idle one
+  if (cse_is_idle != pse_is_idle)  // an idle entity never preempts a non-idle one
+    return why("no preemption", "the wakee's entity is idle (an idle group), curr's is not");
   cfs_rq& cfs = *se->cfs;
   update_curr(cfs);
-  if (pick_eevdf(cfs) == pse) resched_curr(rq.cpu);
+  const bool preempt = pick_eevdf(cfs) == pse;
+  why(preempt ? "preempt" : "no preemption",
+      preempt ? std::string("pick_eevdf picks the wakee (earliest eligible deadline)")
+              : "pick_eevdf does not pick the wakee");
+  if (preempt) resched_curr(rq.cpu);
 }
 
 // yield_task_fair (fair.c v5.4).

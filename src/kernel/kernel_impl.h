@@ -212,9 +212,9 @@ class KernelImpl {
   // True while a decision record is open: instrumentation formats text only then.
   bool xp() const { return explain_ && explain_->active(); }
   // One step of your own in the --explain log: added to the record open now (a wakeup, fork
-  // or balance pass), or, where none is (newidle_balance before its domain loop, the NOHZ
-  // kicks, ttwu_queue, check_preempt_wakeup, the tick), written as a one-step "note" record
-  // of `cpu` and its current task. Formats nothing without --explain.
+  // or balance pass, or a queued wakeup's "preempt" record), or, where none is
+  // (newidle_balance before its domain loop, the NOHZ kicks, the tick), written as a one-step
+  // "note" record of `cpu` and its current task. Formats nothing without --explain.
   void explain_step(int cpu, std::string_view text);
   std::string task_label(TaskId t) const;
   std::string cpu_state(int cpu) const;  // "idle", "sched-idle", "busy (nr_running=2)"
