@@ -91,7 +91,11 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-m", "x"]}]})", "schbench arguments:"},
       // Unknown words in the file's order (CLI11's own message lists them reversed).
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-q", "2", "-m", "1"]}]})",
-       "schbench arguments: unexpected -q 2 (not an option or argument of schbench)"},
+       "schbench arguments: unknown option -q; not expected: -q 2"},
+      // An option of the real tool is named as such, as on the command line.
+      {R"({"duration_s": 1, "workloads": [{"schbench": ["-R", "10"]}]})",
+       "schbench arguments: -R is an option of the real schbench that the model does not have "
+       "(modelled: "},
       {R"({"duration_s": 1, "bogus": 1, "workloads": [{"schbench": []}]})",
        "unknown key \"bogus\""},
       {R"({"global": {"duration": 1}, "tasks": {"t": {"run": 100}}})",
@@ -251,6 +255,22 @@ TEST(CliRun, TheFirstTasksOfEachWorkloadAreTracedAndExplained) {
   EXPECT_NE(fs_.str().find("sched_wakeup_new: comm=schbench pid=1 "), std::string::npos);
   EXPECT_NE(fs_.str().find("sched_wakeup_new: comm=sched-messaging pid=2 "), std::string::npos);
   EXPECT_NE(es.str().find("] cpu0 fork schbench[1]: "), std::string::npos);
+}
+
+// --trace-comm takes one comma-separated list: the scenario file after it stays the file.
+TEST(CliRun, TraceCommBeforeTheFileLeavesTheFile) {
+  const std::string ft = (scratch_dir() / "comm.ft").string();
+  Result r = run_bin("run --trace-comm schbench " + std::string(SCHEDTWIN_SOURCE_DIR) +
+                     "/tests/fixtures/golden-scenario.json --ftrace " + ft);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::ifstream f(ft);
+  int events = 0;
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++events;
+    EXPECT_NE(line.find("comm=schbench"), std::string::npos) << line;
+  }
+  EXPECT_GT(events, 0);
 }
 
 // A group that no workload names is said (a misspelt "group" key is the usual cause).

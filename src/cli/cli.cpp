@@ -140,6 +140,7 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
                  "these comms (sched_switch: prev or next), and in --explain only these tasks' "
                  "wakeups and forks (comma-separated, exact comms as the trace shows them)")
       ->delimiter(',')
+      ->allow_extra_args(false)  // one list per --trace-comm: a file after it stays positional
       ->type_name("COMM[,COMM...]");
   sub.add_option("--trace-limit", o.trace_limit,
                  "Most events written to each of --trace and --ftrace (one ftrace line or one "

@@ -98,9 +98,7 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
     bad(file, arr, fmt::format("{} arguments: {}", kind, e.what()));
   }
   if (const std::vector<std::string> rest = app.remaining(); !rest.empty())
-    bad(file, arr,
-        fmt::format("{} arguments: unexpected {} (not an option or argument of {})", kind,
-                    fmt::join(rest, " "), kind));
+    bad(file, arr, fmt::format("{} arguments: {}", kind, extra_arguments_text(app, kind, rest)));
   // schbench's and pingpong's run time is the scenario's duration_s: -r would be dropped.
   if (const CLI::Option* r = app.get_option_no_throw("--runtime"); r && r->count() > 0)
     bad(file, arr,
