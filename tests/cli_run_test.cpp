@@ -201,6 +201,18 @@ TEST(CliRun, AnRtAppTaskSetRunsInItsGroup) {
                        "file"),
             std::string::npos)
       << e.out;
+  // compare says the notes once, and the group's warning once per configuration.
+  Result cn = run_bin("compare --runs 3 --with v5.3 -- run " + idle, true);
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (std::size_t at = cn.out.find(what); at != std::string::npos;
+         at = cn.out.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("gives way to the scenario's"), 1) << cn.out;
+  EXPECT_EQ(count("\"cpu.idle\" came with v5.15; kernel v5.4"), 1) << cn.out;
+  EXPECT_EQ(count("\"cpu.idle\" came with v5.15; kernel v5.3"), 1) << cn.out;
   Result c = run_bin("compare --runs 1 --with v5.3 -- run " + idle);
   ASSERT_EQ(c.rc, 0) << c.out;
   EXPECT_NE(c.out.find("w0.rt-app.lat.wu_lat_us.mean"), std::string::npos) << c.out;

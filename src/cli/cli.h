@@ -35,6 +35,9 @@ struct CommonOptions {
   std::string kernel = "v5.4";    // profile
   std::string features;           // kernel-syntax feature list
   bool feature_warnings = true;   // off where the caller says them once (compare, rt-app)
+  // Notes on the input (keys ignored, values that give way): compare says them for one run;
+  // those that depend on the kernel profile too, for each configuration's first run.
+  bool input_notes = true, profile_notes = true;
   std::uint64_t seed = 1;
   int hz = 0;              // 0: the machine's build
   // --cost NAME=NS, each given: a machine cost figure replaced (machine_file.h cost_names()).

@@ -648,7 +648,10 @@ CompareOutcome run_compare(const CompareRequest& r) {
       }
       try {
         try {
-          results[i] = pt.prep.run(run_options(*pt.prep.common, *profiles[config], seed), logdir);
+          CommonOptions o = run_options(*pt.prep.common, *profiles[config], seed);
+          o.input_notes = i == 0;  // the same input for every run: its notes once
+          o.profile_notes = seed == 1;
+          results[i] = pt.prep.run(o, logdir);
         } catch (const std::filesystem::filesystem_error& e) {
           throw InputError(fmt::format("--logdir {}: {}", r.logdir, e.code().message()));
         }

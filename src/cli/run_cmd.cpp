@@ -261,7 +261,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                         "(the kernel refuses it; an idle group's weight is the minimum)",
                         name));
       // cpu.idle (304000390f88) came with v5.15; an earlier profile applies it as v5.15 does.
-      if (a.idle && s.config.profile.version < 515)
+      if (a.idle && s.config.profile.version < 515 && c.profile_notes)
         fmt::print(stderr,
                    "schedtwin: warning: {}:{}:{}: group \"{}\": \"cpu.idle\" came with v5.15; "
                    "kernel {} has no such file, and the model applies it as v5.15 does\n",
@@ -356,9 +356,10 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                                                             "scenario, then from here)"));
       x.rtapp_cfg = std::make_unique<workload::rtapp::Config>(
           workload::rtapp::parse_file(path, s.machine.nr_cpus()));
-      for (const std::string& note : x.rtapp_cfg->ignored)
-        fmt::print(stderr, "schedtwin: note: {}\n", note);
-      if (x.rtapp_cfg->duration_s > 0 && x.rtapp_cfg->duration_s != duration_s)
+      if (c.input_notes)
+        for (const std::string& note : x.rtapp_cfg->ignored)
+          fmt::print(stderr, "schedtwin: note: {}\n", note);
+      if (c.input_notes && x.rtapp_cfg->duration_s > 0 && x.rtapp_cfg->duration_s != duration_s)
         fmt::print(stderr,
                    "schedtwin: note: {}: its \"duration\" ({} s) gives way to the scenario's "
                    "\"duration_s\" ({} s): every workload of a scenario runs for it\n",
