@@ -126,3 +126,18 @@ TEST(CliExplain, JsonlFieldsCarryTheDecisionsFigures) {
   EXPECT_GT(moves, 0);
   std::filesystem::remove(f);
 }
+
+// select_idle_core's "no idle core" says whether a scan ran: behind the LLC's has_idle_cores
+// hint there is none; a scan that finds no idle core examined every CPU of the 24-CPU LLC.
+TEST(CliExplain, NoIdleCoreSaysWhetherItScanned) {
+  auto r = run_bin("messaging -g 2 -l 50 --machine xeon-e5-2650v4 --explain=/dev/stdout");
+  ASSERT_EQ(r.rc, 0);
+  EXPECT_NE(r.out.find("select_idle_core: the LLC's has_idle_cores hint is off: no scan"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("select_idle_core: no idle core (24 CPUs examined; has_idle_cores "
+                       "cleared)"),
+            std::string::npos);
+  // A CPU that a wakeup was sent to but that has not left its idle state is busy to
+  // idle_cpu() (nr_running counts the queued task) and is labelled so.
+  EXPECT_NE(r.out.find("busy (nr_running=1, still leaving idle)"), std::string::npos);
+}

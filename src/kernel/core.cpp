@@ -1092,6 +1092,9 @@ std::string KernelImpl::cpu_state(int cpu) const {
   if (idle_cpu(cpu)) return "idle";
   if (sched_idle_rq(rq)) return "sched-idle";
   if (rq.curr == kNoTask && rq.nr_running == 0) return "idle, wakeup pending";
+  // idle_cpu() counts the queued task: the CPU is busy though the task has not run yet.
+  if (rq.curr == kNoTask)
+    return fmt::format("busy (nr_running={}, still leaving idle)", rq.nr_running);
   return fmt::format("busy (nr_running={})", rq.nr_running);
 }
 int Kernel::create_task_group(const TaskGroupAttr& g) { return impl_->create_task_group(g); }

@@ -217,7 +217,8 @@ class KernelImpl {
   // "note" record of `cpu` and its current task. Formats nothing without --explain.
   void explain_step(int cpu, std::string_view text);
   std::string task_label(TaskId t) const;
-  std::string cpu_state(int cpu) const;  // "idle", "sched-idle", "busy (nr_running=2)"
+  // "idle", "sched-idle", "busy (nr_running=2)", "busy (nr_running=1, still leaving idle)"
+  std::string cpu_state(int cpu) const;
   // "local 0-3: has_spare nr_running=1 idle_cpus=3 load=... util=... runnable=...
   // capacity=..." plus avg_load when computed: one group's statistics for --explain.
   // --explain's JSON figures of a group's statistics, keys "<what>_nr_running" etc.

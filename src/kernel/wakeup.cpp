@@ -380,13 +380,21 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
     return select_idle_sibling_v513(p, prev, target);
   int i = kNone;
   if (feat(Feature::SIS_CORE)) {
+    // --explain: "no idle core" after a scan, or no scan at all behind the LLC's hint.
+    const bool hint = x && smt_present_ && test_idle_cores(target);
+    const int probes_before = probes_;
     i = select_idle_core(p, target);
     if (x) {
       if (!smt_present_)
         explain_->step("select_idle_core: no SMT");
+      else if (i != kNone)
+        explain_->step(fmt::format("select_idle_core: core of cpu{} idle", i));
+      else if (!hint)
+        explain_->step("select_idle_core: the LLC's has_idle_cores hint is off: no scan");
       else
-        explain_->step(i != kNone ? fmt::format("select_idle_core: core of cpu{} idle", i)
-                                  : std::string("select_idle_core: no idle core"));
+        explain_->step(
+            fmt::format("select_idle_core: no idle core ({} CPUs examined; has_idle_cores cleared)",
+                        probes_ - probes_before));
     }
     if (i != kNone) return i;
   } else if (x) {
@@ -430,7 +438,10 @@ int KernelImpl::select_idle_sibling_v513(Task& p, int prev, int target) {
       if (x) explain_->step("select_idle_smt(prev): none");
     }
   }
-  if (x) explain_->step(has_idle_core ? "has_idle_cores" : "no idle core known");
+  if (x)
+    explain_->step(has_idle_core ? "has_idle_cores: the scan looks for a whole idle core"
+                                 : "the LLC's has_idle_cores hint is off: the scan looks for an "
+                                   "idle CPU");
   const int i = select_idle_cpu(p, target, has_idle_core);
   return i != kNone ? i : target;
 }
