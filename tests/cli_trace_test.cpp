@@ -13,6 +13,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "cli_test_util.h"
@@ -58,6 +59,9 @@ struct Event {
   // the others
   int pid = -1, target_cpu = -1, orig_cpu = -1, dest_cpu = -1;
   std::string comm;
+  // cpu_idle
+  std::int64_t idle_state = -2;  // 4294967295 on exit
+  int cpu_id = -1;
 };
 
 // --ftrace: every line is a header comment or matches the kernel's layout for its event.
@@ -69,6 +73,7 @@ std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
   static const std::regex wake(R"(^comm=(.+) pid=(\d+) prio=(\d+) target_cpu=(\d{3})$)");
   static const std::regex mig(R"(^comm=(.+) pid=(\d+) prio=(\d+) orig_cpu=(\d+) dest_cpu=(\d+)$)");
   static const std::regex ex(R"(^comm=(.+) pid=(\d+) prio=(\d+)$)");
+  static const std::regex idle(R"(^state=(\d+) cpu_id=(\d+)$)");
   std::vector<Event> events;
   std::istringstream in(text);
   std::string l;
@@ -113,6 +118,11 @@ std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
     } else if (e.name == "sched_process_exit" && std::regex_match(fields, f, ex)) {
       e.comm = f[1];
       e.pid = std::stoi(f[2]);
+    } else if (e.name == "cpu_idle" && std::regex_match(fields, f, idle)) {
+      e.idle_state = std::stoll(f[1]);
+      e.cpu_id = std::stoi(f[2]);
+      EXPECT_EQ(e.cpu_id, e.cpu) << l;
+      EXPECT_EQ(e.common_pid, 0) << l;  // traced by the idle task
     } else {
       ADD_FAILURE() << "unexpected event fields: " << l;
       continue;
@@ -197,6 +207,8 @@ Decoded parse_protoc_text(const std::string& text) {
       if (key == "target_cpu") ev.target_cpu = std::stoi(val);
       if (key == "orig_cpu") ev.orig_cpu = std::stoi(val);
       if (key == "dest_cpu") ev.dest_cpu = std::stoi(val);
+      if (key == "state") ev.idle_state = std::stoll(val);
+      if (key == "cpu_id") ev.cpu_id = std::stoi(val);
     }
     if (top == "track_descriptor" && key == "uuid") td_uuid = std::stoull(val);
     if (top == "track_descriptor" && key == "name") td_name = unquote(val);
@@ -402,7 +414,39 @@ TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {
                 tsw.begin(), tsw.end(), [](const Event& e) { return e.prev_state == "Z"; })),
             tasks);
 
+  // power:cpu_idle: a CPU enters a state right after switching to the idle task; an exit
+  // names 4294967295 (PWR_EVENT_EXIT). (Not checked: that no switch falls inside a state.
+  // An IPI sent while a CPU was busy that arrives after it went idle is taken without the
+  // state's exit: a known modelling bug, see the README's divergences.)
+  std::map<int, std::string> last_switch_to;
+  std::size_t entries = 0, exits = 0;
+  for (const Event& e : text) {
+    if (e.name == "sched_switch") last_switch_to[e.cpu] = e.next_comm;
+    if (e.name != "cpu_idle") continue;
+    if (e.idle_state == 4294967295) {
+      ++exits;
+    } else {
+      EXPECT_LT(e.idle_state, 3);  // hikey: WFI, cpu-sleep, cluster-sleep
+      EXPECT_EQ(last_switch_to[e.cpu], "swapper/" + std::to_string(e.cpu));
+      ++entries;
+    }
+  }
+  EXPECT_GT(exits, 0u);
+  EXPECT_GT(entries, 0u);
+
   const Decoded pb = decode_trace(d / "m.pftrace", d);
+  // The same cpu_idle events in both files.
+  std::vector<std::tuple<int, std::uint64_t, std::int64_t>> idle_text, idle_pb;
+  for (const Event& e : text)
+    if (e.name == "cpu_idle") idle_text.emplace_back(e.cpu, e.ts_us, e.idle_state);
+  for (const Event& e : pb.events)
+    if (e.name == "cpu_idle") {
+      EXPECT_EQ(e.cpu_id, e.cpu);
+      idle_pb.emplace_back(e.cpu, e.ts_us, e.idle_state);
+    }
+  std::sort(idle_text.begin(), idle_text.end());
+  std::sort(idle_pb.begin(), idle_pb.end());
+  EXPECT_EQ(idle_text, idle_pb);
   const std::vector<Event> psw = switches(pb.events);
   EXPECT_EQ(count_if_next_task(psw), context_switches);
   check_switch_consistency(psw, 8, false);

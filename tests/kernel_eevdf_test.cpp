@@ -92,6 +92,7 @@ struct SwitchLog : TraceSink {
   void sched_wakeup_new(Time, int, TaskId, int) override {}
   void sched_migrate_task(Time, int, TaskId, int, int) override {}
   void sched_process_exit(Time, int, TaskId) override {}
+  void cpu_idle(Time, int, int) override {}
   void pelt_task(Time, TaskId, unsigned long, unsigned long, unsigned long) override {}
   void pelt_cpu(Time, int, unsigned long, unsigned long, unsigned long) override {}
 };

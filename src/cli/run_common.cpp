@@ -324,6 +324,9 @@ class TeeTraceSink final : public kernel::TraceSink {
   void sched_process_exit(Time t, int cpu, kernel::TaskId p) override {
     for (auto* s : sinks_) s->sched_process_exit(t, cpu, p);
   }
+  void cpu_idle(Time t, int cpu, int state) override {
+    for (auto* s : sinks_) s->cpu_idle(t, cpu, state);
+  }
   void pelt_task(Time t, kernel::TaskId p, unsigned long u, unsigned long r,
                  unsigned long l) override {
     for (auto* s : sinks_) s->pelt_task(t, p, u, r, l);

@@ -547,6 +547,7 @@ void KernelImpl::handle_timer_irq(int cpu, TaskId t) {
 void KernelImpl::on_idle_exit(int cpu) {
   Rq& rq = cpu_rq(cpu);
   cpuidle_reflect(cpu, now_ - rq.idle_entered);
+  if (trace_ && rq.idle_state >= 0) trace_->cpu_idle(now_, cpu, -1);
   rq.mode = CpuMode::Busy;  // in the kernel, not yet running a task
   rq.idle_state = -1;
   rq.seg_start = now_;
@@ -946,6 +947,7 @@ void KernelImpl::enter_idle(int cpu) {
   bool stop_tick = true;
   rq.idle_state = cpuidle_select(cpu, stop_tick);
   rq.idle_entered = now_;
+  if (trace_ && rq.idle_state >= 0) trace_->cpu_idle(now_, cpu, rq.idle_state);
   update_idle_core(cpu);
   if (rq.nohz_flags & NOHZ_NEWILB_KICK) nohz_run_idle_balance(cpu);
   tick_nohz_idle_stop_tick(cpu, stop_tick);

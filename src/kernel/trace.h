@@ -38,6 +38,10 @@ class TraceSink {
   virtual void sched_migrate_task(Time t, int cpu, TaskId p, int orig_cpu, int dest_cpu) = 0;
   // sched_process_exit of p on `cpu`.
   virtual void sched_process_exit(Time t, int cpu, TaskId p) = 0;
+  // power:cpu_idle (cpuidle_enter_state, v5.4): `cpu` enters cpuidle state `state` (its index
+  // in the machine's idle states), or leaves it (state -1: PWR_EVENT_EXIT) once the state's
+  // exit latency has passed, before the interrupt that woke it is handled.
+  virtual void cpu_idle(Time t, int cpu, int state) = 0;
   // PELT signals after a context switch on `cpu`: of the task switched in or out (p) and
   // of the CPU's root cfs_rq (not kernel tracepoints; counter tracks for Perfetto).
   virtual void pelt_task(Time t, TaskId p, unsigned long util_avg, unsigned long runnable_avg,

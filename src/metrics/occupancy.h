@@ -51,6 +51,7 @@ class OccupancyRecorder final : public kernel::TraceSink {
   void sched_wakeup_new(Time, int, kernel::TaskId, int) override {}
   void sched_migrate_task(Time, int, kernel::TaskId, int, int) override {}
   void sched_process_exit(Time, int, kernel::TaskId) override {}
+  void cpu_idle(Time, int, int) override {}
   void pelt_task(Time, kernel::TaskId, unsigned long, unsigned long, unsigned long) override {}
   void pelt_cpu(Time, int, unsigned long, unsigned long, unsigned long) override {}
 

@@ -152,10 +152,11 @@ void FtraceTextWriter::sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int t
   wakeup_line(t, cpu, "d..3", "sched_wakeup_new", p, target_cpu);
 }
 
+// In a wakeup from an interrupt (set_task_cpu inside try_to_wake_up) at sched_waking's depth.
 void FtraceTextWriter::sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu,
                                           int dest_cpu) {
   if (!select_.admits(t, p, cpu) || !admit(t)) return;
-  context(t, cpu, "d..2", "sched_migrate_task");
+  context(t, cpu, k_.in_hardirq() ? "d.h3" : "d..2", "sched_migrate_task");
   fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={} orig_cpu={} dest_cpu={}",
                  comms_.of(p, cpu), trace_pid(p), trace_prio(k_, p), orig_cpu, dest_cpu);
   end_line();
@@ -166,6 +167,16 @@ void FtraceTextWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) {
   context(t, cpu, "...1", "sched_process_exit");
   fmt::format_to(std::back_inserter(line_), "comm={} pid={} prio={}", comms_.of(p, cpu),
                  trace_pid(p), trace_prio(k_, p));
+  end_line();
+}
+
+// TP_printk("state=%lu cpu_id=%lu"): the exit's PWR_EVENT_EXIT is (u32)-1. The idle task
+// traces it with interrupts off inside the idle loop's preempt-disabled section.
+void FtraceTextWriter::cpu_idle(Time t, int cpu, int state) {
+  if (!select_.time(t) || !select_.no_comms() || !admit(t)) return;
+  context(t, cpu, "d..1", "cpu_idle");
+  fmt::format_to(std::back_inserter(line_), "state={} cpu_id={}",
+                 state < 0 ? 4294967295u : static_cast<unsigned>(state), cpu);
   end_line();
 }
 

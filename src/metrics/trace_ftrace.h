@@ -90,6 +90,7 @@ class TraceSelection {
  public:
   TraceSelection(TraceFilter f, TraceComms& comms) : f_(std::move(f)), comms_(comms) {}
   bool time(Time t) const { return t >= f_.from && t < f_.to; }
+  bool no_comms() const { return f_.comms.empty(); }  // events that name no task pass
   bool task(kernel::TaskId t, int cpu);
   bool admits(Time t, kernel::TaskId a, int cpu) { return time(t) && task(a, cpu); }
   bool admits(Time t, kernel::TaskId a, kernel::TaskId b, int cpu) {
@@ -108,8 +109,8 @@ class TraceSelection {
 // header with irq-info columns, then one line per event in the kernel's layout
 //   "<comm:16>-<pid:-5> [<cpu:03>] <flags> <s:5>.<us:06>: <event>: <TP_printk fields>"
 // with the timestamp in µs rounded as ns2usecs does. Events: sched_switch, sched_waking,
-// sched_wakeup_new, sched_migrate_task, sched_process_exit (sched_wakeup is not written,
-// as Perfetto's default sched config leaves it out; sched_waking carries the wakeup).
+// sched_wakeup, sched_wakeup_new, sched_migrate_task, sched_process_exit and power's
+// cpu_idle (which names no task: left out under a comm selection).
 // The PELT callbacks have no ftrace event and are ignored. The irq-info flags are fixed
 // per event (d..2 for sched_switch), not modelled. The layout follows the kernel profile:
 // v5.4's up to v5.7; from v5.13 profiles (v5.17, v6.0, v6.6) a pid column 7 wide and a fifth
@@ -127,6 +128,7 @@ class FtraceTextWriter final : public kernel::TraceSink {
   void sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) override;
   void sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu, int dest_cpu) override;
   void sched_process_exit(Time t, int cpu, kernel::TaskId p) override;
+  void cpu_idle(Time t, int cpu, int state) override;
   void pelt_task(Time, kernel::TaskId, unsigned long, unsigned long, unsigned long) override {}
   void pelt_cpu(Time, int, unsigned long, unsigned long, unsigned long) override {}
 

@@ -46,6 +46,7 @@ class PerfettoTraceWriter final : public kernel::TraceSink {
   void sched_wakeup_new(Time t, int cpu, kernel::TaskId p, int target_cpu) override;
   void sched_migrate_task(Time t, int cpu, kernel::TaskId p, int orig_cpu, int dest_cpu) override;
   void sched_process_exit(Time t, int cpu, kernel::TaskId p) override;
+  void cpu_idle(Time t, int cpu, int state) override;
   void pelt_task(Time t, kernel::TaskId p, unsigned long util_avg, unsigned long runnable_avg,
                  unsigned long load_avg) override;
   void pelt_cpu(Time t, int cpu, unsigned long util_avg, unsigned long runnable_avg,
