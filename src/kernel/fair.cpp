@@ -719,6 +719,16 @@ void KernelImpl::entity_tick(cfs_rq& cfs, sched_entity& curr) {
   if (!eevdf_ && cfs.nr_running > 1) check_preempt_tick(cfs, curr);
 }
 
+// --explain: one step of check_preempt_wakeup's decision on rq (verdict "preempt", "no
+// preemption" or "no new decision") and the reason, with its JSON fields.
+void KernelImpl::explain_preempt(Rq& rq, std::string_view verdict, const std::string& reason) {
+  if (!xp()) return;
+  explain_->step(fmt::format("check_preempt_wakeup on cpu{} (curr {}): {}: {}", rq.cpu,
+                             task_label(rq.curr), reason, verdict));
+  explain_->flag("preempt", verdict == "preempt", false);
+  explain_->data("preempt_curr", task_label(rq.curr));
+}
+
 // check_preempt_wakeup (fair.c v5.4 with the v5.15 idle-entity rules): decision order of
 // fair-class.md §3.8.
 void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
@@ -736,11 +746,7 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
   }
   // --explain: the decision and what took it, in the order the kernel tests.
   auto why = [&](std::string_view verdict, const std::string& reason) {
-    if (!xp()) return;
-    explain_->step(fmt::format("check_preempt_wakeup on cpu{} (curr {}): {}: {}", rq.cpu,
-                               task_label(rq.curr), reason, verdict));
-    explain_->flag("preempt", verdict == "preempt", false);
-    explain_->data("preempt_curr", task_label(rq.curr));
+    explain_preempt(rq, verdict, reason);
   };
   if (rq.need_resched) return why("no new decision", "a reschedule is already pending");
   bool preempt = false;
@@ -797,11 +803,7 @@ void KernelImpl::check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags) 
   if (se == pse) return;
   if (feat(Feature::NEXT_BUDDY) && !(wake_flags & WF_FORK)) set_next_buddy(pse);
   auto why = [&](std::string_view verdict, const std::string& reason) {
-    if (!xp()) return;
-    explain_->step(fmt::format("check_preempt_wakeup on cpu{} (curr {}): {}: {}", rq.cpu,
-                               task_label(rq.curr), reason, verdict));
-    explain_->flag("preempt", verdict == "preempt", false);
-    explain_->data("preempt_curr", task_label(rq.curr));
+    explain_preempt(rq, verdict, reason);
   };
   if (rq.need_resched) return why("no new decision", "a reschedule is already pending");
   if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {

@@ -326,6 +326,7 @@ class KernelImpl {
   void check_preempt_tick(cfs_rq& cfs, sched_entity& curr);
   void entity_tick(cfs_rq& cfs, sched_entity& curr);
   void check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags);
+  void explain_preempt(Rq& rq, std::string_view verdict, const std::string& reason);
   int wakeup_preempt_entity(sched_entity& curr, sched_entity& se);
   void clear_buddies(cfs_rq& cfs, sched_entity& se);
   void yield_task_fair(Rq& rq);
