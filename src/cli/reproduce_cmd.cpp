@@ -327,7 +327,7 @@ void register_reproduce_command(CLI::App& app) {
                  "schedtwin: note: --runs {}: at quick scale latency-nice and "
                  "sched-idle-balancing run seeds 1-3 (--full runs all {})\n",
                  o->runs, o->runs);
-    if (sub->get_option("--skip-plain")->count() > 0 && o->features.empty())
+    if (o->skip_plain && o->features.empty())
       throw UsageError("--skip-plain: skips the runs without --features; give --features too");
     if (!o->skip_plain && !o->features.empty())
       fmt::print(stderr,

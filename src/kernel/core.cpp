@@ -356,7 +356,7 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   }
   // The record stays open through ttwu_queue, so that an enqueue done here adds its
   // preemption decision (check_preempt_wakeup) to it; a queued wakeup's comes later, as a
-  // note of the target CPU.
+  // preempt record of the target CPU (check_preempt_curr).
   std::string result;
   if (xp()) {
     bool remote =

@@ -744,37 +744,38 @@ void KernelImpl::check_preempt_wakeup(Rq& rq, Task& p, unsigned wake_flags) {
     set_next_buddy(pse);
     next_buddy_marked = true;
   }
-  // --explain: the decision and what took it, in the order the kernel tests.
-  auto why = [&](std::string_view verdict, const std::string& reason) {
-    explain_preempt(rq, verdict, reason);
-  };
-  if (rq.need_resched) return why("no new decision", "a reschedule is already pending");
+  // --explain (explain_preempt): the decision and what took it, in the order the kernel tests.
+  if (rq.need_resched)
+    return explain_preempt(rq, "no new decision", "a reschedule is already pending");
   bool preempt = false;
   if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
-    why("preempt", "curr is SCHED_IDLE, the wakee is not");
+    explain_preempt(rq, "preempt", "curr is SCHED_IDLE, the wakee is not");
     preempt = true;
   } else {
     if (p.policy != Policy::Normal)
-      return why("no preemption", fmt::format("the wakee is {}", policy_name(p.policy)));
-    if (!feat(Feature::WAKEUP_PREEMPTION)) return why("no preemption", "WAKEUP_PREEMPTION is off");
+      return explain_preempt(rq, "no preemption",
+                             fmt::format("the wakee is {}", policy_name(p.policy)));
+    if (!feat(Feature::WAKEUP_PREEMPTION))
+      return explain_preempt(rq, "no preemption", "WAKEUP_PREEMPTION is off");
     find_matching_se(se, pse);
     const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
     if (cse_is_idle && !pse_is_idle) {
-      why("preempt", "curr's entity is idle (an idle group), the wakee's is not");
+      explain_preempt(rq, "preempt", "curr's entity is idle (an idle group), the wakee's is not");
       preempt = true;
     } else if (cse_is_idle != pse_is_idle) {
       // an idle entity never preempts a non-idle one (v5.15)
-      return why("no preemption", "the wakee's entity is idle (an idle group), curr's is not");
+      return explain_preempt(rq, "no preemption",
+                             "the wakee's entity is idle (an idle group), curr's is not");
     } else {
       update_curr(*se->cfs);  // v5.15: only once the idle rules have not decided
       const int verdict = wakeup_preempt_entity(*se, *pse);
       if (xp()) {
         const std::int64_t vdiff = static_cast<std::int64_t>(se->vruntime - pse->vruntime);
         const Time gran = calc_delta_fair(sysctl_sched_wakeup_granularity, *pse);
-        why(verdict == 1 ? "preempt" : "no preemption",
-            fmt::format("wakeup_preempt_entity: curr's vruntime - wakee's = {} ns {} "
-                        "wakeup_gran {} ns",
-                        vdiff, verdict == 1 ? ">" : "<=", gran));
+        explain_preempt(rq, verdict == 1 ? "preempt" : "no preemption",
+                        fmt::format("wakeup_preempt_entity: curr's vruntime - wakee's = {} ns {} "
+                                    "wakeup_gran {} ns",
+                                    vdiff, verdict == 1 ? ">" : "<=", gran));
         explain_->data("preempt_vdiff_ns", vdiff);
         explain_->data("preempt_wakeup_gran_ns", static_cast<long long>(gran));
       }
@@ -802,33 +803,34 @@ void KernelImpl::check_preempt_wakeup_v66(Rq& rq, Task& p, unsigned wake_flags) 
   sched_entity* pse = &p.se;
   if (se == pse) return;
   if (feat(Feature::NEXT_BUDDY) && !(wake_flags & WF_FORK)) set_next_buddy(pse);
-  auto why = [&](std::string_view verdict, const std::string& reason) {
-    explain_preempt(rq, verdict, reason);
-  };
-  if (rq.need_resched) return why("no new decision", "a reschedule is already pending");
+  if (rq.need_resched)
+    return explain_preempt(rq, "no new decision", "a reschedule is already pending");
   if (curr.policy == Policy::Idle && p.policy != Policy::Idle) {
-    why("preempt", "curr is SCHED_IDLE, the wakee is not");
+    explain_preempt(rq, "preempt", "curr is SCHED_IDLE, the wakee is not");
     resched_curr(rq.cpu);
     return;
   }
   if (p.policy != Policy::Normal)
-    return why("no preemption", fmt::format("the wakee is {}", policy_name(p.policy)));
-  if (!feat(Feature::WAKEUP_PREEMPTION)) return why("no preemption", "WAKEUP_PREEMPTION is off");
+    return explain_preempt(rq, "no preemption",
+                           fmt::format("the wakee is {}", policy_name(p.policy)));
+  if (!feat(Feature::WAKEUP_PREEMPTION))
+    return explain_preempt(rq, "no preemption", "WAKEUP_PREEMPTION is off");
   find_matching_se(se, pse);
   const bool cse_is_idle = se_is_idle(*se), pse_is_idle = se_is_idle(*pse);
   if (cse_is_idle && !pse_is_idle) {
-    why("preempt", "curr's entity is idle (an idle group), the wakee's is not");
+    explain_preempt(rq, "preempt", "curr's entity is idle (an idle group), the wakee's is not");
     resched_curr(rq.cpu);
     return;
   }
   if (cse_is_idle != pse_is_idle)  // an idle entity never preempts a non-idle one
-    return why("no preemption", "the wakee's entity is idle (an idle group), curr's is not");
+    return explain_preempt(rq, "no preemption",
+                           "the wakee's entity is idle (an idle group), curr's is not");
   cfs_rq& cfs = *se->cfs;
   update_curr(cfs);
   const bool preempt = pick_eevdf(cfs) == pse;
-  why(preempt ? "preempt" : "no preemption",
-      preempt ? std::string("pick_eevdf picks the wakee (earliest eligible deadline)")
-              : "pick_eevdf does not pick the wakee");
+  explain_preempt(rq, preempt ? "preempt" : "no preemption",
+                  preempt ? std::string("pick_eevdf picks the wakee (earliest eligible deadline)")
+                          : "pick_eevdf does not pick the wakee");
   if (preempt) resched_curr(rq.cpu);
 }
 

@@ -173,10 +173,9 @@ void FtraceTextWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) {
 // TP_printk("state=%lu cpu_id=%lu"): the exit's PWR_EVENT_EXIT is (u32)-1. The idle task
 // traces it with interrupts off inside the idle loop's preempt-disabled section.
 void FtraceTextWriter::cpu_idle(Time t, int cpu, int state) {
-  if (!select_.time(t) || !select_.no_comms() || !admit(t)) return;
+  if (!select_.admits_untasked(t) || !admit(t)) return;
   context(t, cpu, "d..1", "cpu_idle");
-  fmt::format_to(std::back_inserter(line_), "state={} cpu_id={}",
-                 state < 0 ? 4294967295u : static_cast<unsigned>(state), cpu);
+  fmt::format_to(std::back_inserter(line_), "state={} cpu_id={}", trace_idle_state(state), cpu);
   end_line();
 }
 

@@ -48,6 +48,11 @@ int trace_prio(const kernel::Kernel& k, kernel::TaskId t);
 std::int64_t trace_prev_state(kernel::SwitchState s);
 const char* trace_prev_state_text(kernel::SwitchState s);  // "R", "R+", "S", "X"
 
+// cpu_idle's state: the idle-state index, or PWR_EVENT_EXIT ((u32)-1) for TraceSink's -1.
+inline std::uint32_t trace_idle_state(int state) {
+  return state < 0 ? 4294967295u : static_cast<std::uint32_t>(state);
+}
+
 // trace_comm, computed once per task and per idle task (writers look comms up millions of
 // times). References stay valid while the cache grows (deque), so two may be held at once.
 class TraceComms {
@@ -90,7 +95,8 @@ class TraceSelection {
  public:
   TraceSelection(TraceFilter f, TraceComms& comms) : f_(std::move(f)), comms_(comms) {}
   bool time(Time t) const { return t >= f_.from && t < f_.to; }
-  bool no_comms() const { return f_.comms.empty(); }  // events that name no task pass
+  // An event that names no task (cpu_idle): in the time window, and only without --trace-comm.
+  bool admits_untasked(Time t) const { return time(t) && f_.comms.empty(); }
   bool task(kernel::TaskId t, int cpu);
   bool admits(Time t, kernel::TaskId a, int cpu) { return time(t) && task(a, cpu); }
   bool admits(Time t, kernel::TaskId a, kernel::TaskId b, int cpu) {

@@ -316,9 +316,9 @@ void PerfettoTraceWriter::sched_process_exit(Time t, int cpu, kernel::TaskId p) 
 
 void PerfettoTraceWriter::cpu_idle(Time t, int cpu, int state) {
   Impl& m = *impl_;
-  if (!m.select.time(t) || !m.select.no_comms() || !m.admit(t)) return;
+  if (!m.select.admits_untasked(t) || !m.admit(t)) return;
   pp::CpuIdleFtraceEvent* e = m.event(t, cpu)->mutable_cpu_idle();
-  e->set_state(state < 0 ? 4294967295u : static_cast<std::uint32_t>(state));
+  e->set_state(trace_idle_state(state));
   e->set_cpu_id(static_cast<std::uint32_t>(m.curr.cpu(cpu)));
   m.maybe_flush();
 }
