@@ -609,6 +609,15 @@ void KernelImpl::process_wake_list(int cpu) {
 
 void KernelImpl::on_ipi(int cpu) {
   Rq& rq = cpu_rq(cpu);
+  // Sent while the CPU was busy (kick_cpu wakes an idle CPU directly), arriving after it went
+  // idle: the interrupt was pending as the CPU entered its state, so MWAIT / WFI return at
+  // once and no exit latency is paid; the way out of idle handles the wake list and any ILB
+  // kick.
+  if (rq.mode == CpuMode::Idle) {
+    on_idle_exit(cpu);
+    return;
+  }
+  if (rq.mode == CpuMode::ExitingIdle) return;
   process_wake_list(cpu);
   rq.nohz_flags = 0;  // an ILB kick that found this CPU busy is dropped (got_nohz_idle_kick)
   if (rq.active_balance) {
@@ -951,8 +960,8 @@ void KernelImpl::enter_idle(int cpu) {
   update_idle_core(cpu);
   if (rq.nohz_flags & NOHZ_NEWILB_KICK) nohz_run_idle_balance(cpu);
   tick_nohz_idle_stop_tick(cpu, stop_tick);
-  // A wakeup may have raced with going idle.
-  if (!rq.wake_list.empty() || rq.nr_running > 0) kick_cpu(cpu);
+  // A wakeup may have raced with going idle; an IPI already in flight will wake the CPU.
+  if ((!rq.wake_list.empty() || rq.nr_running > 0) && !q_.armed(rq.ipi_slot)) kick_cpu(cpu);
 }
 
 // cpuidle_idle_call's tick decision (kernel/sched/idle.c, kernel/time/tick-sched.c v5.4):
