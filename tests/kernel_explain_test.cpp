@@ -55,12 +55,14 @@ struct ExplainedKernel {
 // The sched-idle fallback scenario: the wakee's target runs only a SCHED_IDLE hog.
 TEST(Explain, WakeupRecordsGiveTheDecisionOrder) {
   std::string v54 = run("v5.4", Explain::Format::Text);
-  EXPECT_NE(v54.find("wakeup p[4]: prev=0 wake_wide=no want_affine=yes | wake_affine in MC domain: "
-                     "target cpu0 "
-                     "(waker is on prev) | target cpu0 sched-idle: take it | "
-                     "check_preempt_wakeup on cpu0 (curr hog[1]): curr is SCHED_IDLE, the wakee "
-                     "is not: preempt -> cpu0"),
-            std::string::npos)
+  EXPECT_NE(
+      v54.find(
+          "wakeup p[4]: prev=0 waker=irq wake_wide=no want_affine=yes | wake_affine in MC domain: "
+          "target cpu0 "
+          "(waker is on prev) | target cpu0 sched-idle: take it | "
+          "check_preempt_wakeup on cpu0 (curr hog[1]): curr is SCHED_IDLE, the wakee "
+          "is not: preempt -> cpu0"),
+      std::string::npos)
       << v54;
   std::string v53 = run("v5.3", Explain::Format::Text);
   // Without the fallback a sched-idle target is not taken and the LLC scan finds CPU 3.
@@ -202,10 +204,11 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
     return out.str();
   };
   const std::string text = run(Explain::Format::Text);
-  EXPECT_NE(text.find("wakeup wakee[1]: prev=1 sync=yes wake_wide=no want_affine=yes | "
-                      "wake_affine_idle: cpu0 (sync, the waker runs alone) | wake_affine in "
-                      "MC domain: target cpu0 (the waker's CPU)"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("wakeup wakee[1]: prev=1 sync=yes waker=waker[2] wake_wide=no want_affine=yes | "
+                "wake_affine_idle: cpu0 (sync, the waker runs alone) | wake_affine in "
+                "MC domain: target cpu0 (the waker's CPU)"),
+      std::string::npos)
       << text;
   const std::string jsonl = run(Explain::Format::Jsonl);
   // yes/no fields are JSON booleans; sync is there when false too.
@@ -333,7 +336,7 @@ TEST(Explain, WakeupPreemptionIsExplained) {
     return out.str();
   };
   const std::string local = run(1, 1, Explain::Format::Text);
-  EXPECT_NE(local.find("cpu1 wakeup sleeper[2]: prev=0 | pinned to "
+  EXPECT_NE(local.find("cpu1 wakeup sleeper[2]: prev=0 waker=waker[3] | pinned to "
                        "one CPU: no selection | check_preempt_wakeup on cpu0 (curr hog[1]): "
                        "wakeup_preempt_entity: curr's vruntime - wakee's = 9000000 ns > "
                        "wakeup_gran 3000000 ns: preempt -> cpu0"),

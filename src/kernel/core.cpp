@@ -336,8 +336,8 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
     explain_->field("prev", t.cpu);
     explain_->flag("sync", (wake_flags & WF_SYNC) != 0, (wake_flags & WF_SYNC) != 0);
     // Who wakes: a task, or an interrupt (a timer, an IPI's queued wakeup) over whatever ran.
-    explain_->data("waker",
-                   in_hardirq_ || current_ == kNoTask ? std::string("irq") : task_label(current_));
+    explain_->field("waker",
+                    in_hardirq_ || current_ == kNoTask ? std::string("irq") : task_label(current_));
   }
   int cpu = t.cpu;
   if (t.nr_cpus_allowed > 1) {

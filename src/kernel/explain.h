@@ -4,7 +4,7 @@
 // without --explain pays one pointer test per decision.
 //
 // Text: one line per record,
-//   [   0.104003] cpu2 wakeup cfs_thread-3: wake_wide=no want_affine=yes | ... | -> cpu5
+//   [   0.104003] cpu2 wakeup cfs_thread-3: prev=5 waker=irq wake_wide=no ... | ... | -> cpu5
 // JSON lines: {"t_ns":104003000,"cpu":2,"kind":"wakeup","task":"cfs_thread-3",
 //              "fields":{...},"steps":["...", ...],"result":"cpu5"}
 // where "fields" holds the text line's fields (numbers as JSON numbers, yes/no as true/false)
