@@ -162,8 +162,8 @@ Prepared define_pingpong(CLI::App& sub) {
   return p;
 }
 
-// run: a scenario file. Its "machine" (unless ARGS give --machine) and "kernel" (the default
-// profile of --base / --with) stand; its "features" and "seed" give way to compare's. Metrics
+// run: a scenario file. Its "machine" (unless ARGS give --machine) and "kernel" (the profile
+// of a --base that names none) stand; its "features" and "seed" give way to compare's. Metrics
 // per workload i of the file: w<i>.schbench.wakeup_latency_us.p50 ... p99_9 (µs),
 // w<i>.messaging.total_time_s (s, runs that finished) and .messages, w<i>.pingpong.
 // throughput_gbps and .ops_per_s.
@@ -814,9 +814,9 @@ void register_compare_command(CLI::App& app) {
       "SUBCOMMAND: rt-app, messaging, hackbench, schbench, pingpong, run. ARGS take the "
       "subcommand's own\n"
       "options except --seed, --kernel, --features, --json and --logdir, which are compare's.\n"
-      "run SCENARIO.json: the file's machine and kernel stand (--machine in ARGS overrides the\n"
-      "machine; the kernel is the default profile of --base/--with), its features and seed give\n"
-      "way to compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.\n"
+      "run SCENARIO.json: the file's machine stands (--machine in ARGS overrides it) and its\n"
+      "kernel is the profile of a --base that names none; its features and seed give way to\n"
+      "compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.\n"
       "After the subcommand's metrics, every table has the runs' context_switches, migrations\n"
       "(tasks moved to another CPU by any path, as perf stat's cpu-migrations) and\n"
       "lb_migrations (those the load balancer moved).");
