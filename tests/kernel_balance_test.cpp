@@ -42,6 +42,61 @@ TEST(Balance, TwoTasksOnOneCpuOfAnIdleLlcSpreadWithinOneInterval) {
   }
 }
 
+// Three always-running tasks on CPUs 0-2 of LLC 0, LLC 1 idle. CPU 0's busy tick kicks
+// the idle load balancer because three CPUs of its LLC are busy (nr_busy_cpus > 1). LLC 0
+// has spare capacity (idle_cpus 1), yet it is the busiest group at the DIE level:
+// init_sd_lb_stats (fair.c v5.5+) starts busiest_stat.idle_cpus at UINT_MAX. With
+// prefer_sibling (MC below sets it) 3 > 0 + 1 forces the balance, calculate_imbalance asks
+// for (3 - 0) >> 1 = 1 task, and since each task runs alone, detach_tasks finds none: after
+// cache_nice_tries + 3 failures the stopper pushes one (active_load_balance_cpu_stop counts
+// itself in nr_running). Then 2 against 1 is balanced.
+TEST(Balance, AnLlcWithSpareCapacityIsStillTheBusiestGroupForAnIdleLlc) {
+  for (const char* profile : {"v5.6", "v5.7", "v5.17"}) {
+    Kernel k(flat_machine(2, 4), config(profile));
+    BusyBody body[3];
+    TaskId t[3];
+    for (int i = 0; i < 3; ++i) {
+      t[i] = k.create_task({.name = "busy", .cpus = {i}}, &body[i]);
+      k.set_affinity(t[i], {});
+    }
+    k.run_until(ms(200));
+    int in_llc1 = 0;
+    for (TaskId id : t) in_llc1 += k.task_cpu(id) >= 4;
+    EXPECT_EQ(in_llc1, 1) << profile;
+    EXPECT_EQ(k.lb_stats().migrations, 1u) << profile;
+  }
+}
+
+// sd_init sets the LLC's nr_busy_cpus to its weight; each CPU's tickless idle entry takes
+// one off. A booted idle machine counts none busy, and a CPU that starts running counts
+// again at its first busy tick (nohz_balance_exit_idle).
+TEST(Balance, NrBusyCpusCountsTheLlcsNonTicklessCpus) {
+  KernelImpl k(flat_machine(2, 4), config("v5.7"));
+  EXPECT_EQ(k.llc_shared_[0].nr_busy_cpus, 0);
+  EXPECT_EQ(k.llc_shared_[4].nr_busy_cpus, 0);
+  BusyBody a, b;
+  k.create_task({.name = "a", .cpus = {1}}, &a, 1);
+  k.create_task({.name = "b", .cpus = {2}}, &b, 2);
+  k.run_until(ms(10));
+  EXPECT_EQ(k.llc_shared_[0].nr_busy_cpus, 2);
+  EXPECT_EQ(k.llc_shared_[4].nr_busy_cpus, 0);
+}
+
+// update_sd_pick_busiest against a fresh sd_lb_stats: any has_spare group running a task is
+// busier than none, however many idle CPUs it has; one with more idle CPUs is not busier.
+TEST(Balance, AnyGroupWithTasksBeatsNoBusiestGroupYet) {
+  KernelImpl k(flat_machine(2, 4), config("v5.7"));
+  sd_lb_stats sds;
+  sg_lb_stats sgs;
+  sgs.sum_nr_running = sgs.sum_h_nr_running = 1;
+  sgs.idle_cpus = 3;
+  sgs.group_weight = 4;
+  EXPECT_TRUE(k.update_sd_pick_busiest(sds, sgs));
+  sds.busiest_stat = sgs;
+  sgs.idle_cpus = 4;
+  EXPECT_FALSE(k.update_sd_pick_busiest(sds, sgs));
+}
+
 // A kernel built without NO_HZ idle: idle CPUs keep their tick, none is ever tickless, so
 // no idle load balancer is kicked; CPU 1's own idle tick (trigger_load_balance with
 // rq->idle_balance, rebalance_domains(CPU_IDLE)) pulls one of the two tasks of CPU 0.

@@ -892,7 +892,9 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
   Rq& busiest = cpu_rq(busiest_cpu);
   busiest.active_balance = false;
   int target = busiest.push_cpu;
-  if (target < 0 || busiest.nr_running <= 1 || target == busiest_cpu) return;
+  // "Is there any task to move?": busiest_rq->nr_running <= 1 counts the stopper itself
+  // (enqueue_task_stop), so a lone fair task, preempted by it, can be moved.
+  if (target < 0 || busiest.nr_running == 0 || target == busiest_cpu) return;
   Rq& trq = cpu_rq(target);
   int sd_idx = -1;
   for (size_t k = 0; k < trq.sd.size(); ++k) {

@@ -8,6 +8,7 @@
 //   topology.cpp sched domains and groups
 //   idle.cpp     the cpuidle governor
 #pragma once
+#include <climits>
 #include <memory>
 #include <vector>
 
@@ -109,7 +110,9 @@ struct sd_lb_stats {
   unsigned long total_capacity = 0;
   unsigned long avg_load = 0;
   bool prefer_sibling = false;
-  sg_lb_stats busiest_stat;
+  // idle_cpus UINT_MAX: any has_spare group with tasks beats "no busiest group yet" in
+  // update_sd_pick_busiest, however many idle CPUs it has.
+  sg_lb_stats busiest_stat{.idle_cpus = UINT_MAX};
   sg_lb_stats local_stat;
 };
 

@@ -192,6 +192,12 @@ void KernelImpl::build_sched_domains() {
     }
   }
   llc_shared_.assign(static_cast<size_t>(n), LlcShared{});
+  // sd_init counts every CPU of the LLC busy (nr_busy_cpus = sd_weight); each one's first
+  // tickless idle entry takes it off (set_cpu_sd_state_idle).
+  for (int cpu = 0; cpu < n; ++cpu) {
+    const Rq& rq = cpu_rq(cpu);
+    if (rq.llc_id == cpu) llc_shared_[static_cast<size_t>(cpu)].nr_busy_cpus = rq.llc_size;
+  }
 }
 
 }  // namespace schedtwin::kernel
