@@ -103,6 +103,28 @@ TEST(GroupSched, TaskHLoadIsTheTasksPartOfItsGroupsEntity) {
   EXPECT_NEAR(static_cast<double>(k.cpu_rq(0).cfs.avg.load_avg), 1024, 1024 * 0.03);
 }
 
+// A task forked into a group (two levels deep) on an idle CPU: post_init_entity_util_avg
+// gives it util 512 (half the spare capacity) and load 1024, attach_entity_cfs_rq
+// propagates that to the root once. The group entities were attached when their groups
+// came online, so their first enqueue does not add it again.
+TEST(GroupSched, AForkedTasksAveragesReachTheRootOnce) {
+  KernelImpl k(flat_machine(1, 2), config());
+  int p = k.create_task_group({.name = "/p"});
+  int g = k.create_task_group({.name = "/p/g", .parent = p});
+  BusyBody a;
+  TaskId ta = k.create_task({.name = "a", .group = g}, &a, 0);
+  EXPECT_EQ(k.task(ta).se.avg.util_avg, 512u);
+  EXPECT_EQ(k.task(ta).se.avg.load_avg, 1024u);
+  const cfs_rq& root = k.cpu_rq(0).cfs;
+  EXPECT_EQ(root.avg.util_avg, 512u);
+  EXPECT_EQ(root.avg.runnable_avg, 512u);
+  EXPECT_LE(root.avg.load_avg, 1024u);
+  EXPECT_GE(root.avg.load_avg, 1000u);
+  // The other CPU's group entities are attached too, and empty.
+  EXPECT_EQ(k.cpu_rq(1).cfs.avg.util_avg, 0u);
+  EXPECT_NE(k.tg_se(g, 1)->avg.last_update_time, 0u);
+}
+
 // A cpu.idle group (v5.15): its entity weighs 3, its tasks count as idle above it, a CPU
 // running only them is sched-idle, and a new normal task takes the CPU by the second tick
 // (the fork's preemption picks the group's entity again, being leftmost, and BASE_SLICE

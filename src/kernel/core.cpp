@@ -806,13 +806,8 @@ void KernelImpl::sched_move_task(TaskId id, int group) {
   t.h_idle = t.policy == Policy::Idle || group_is_idle(group);
   set_task_rq(t, t.cpu);
   t.se.avg.last_update_time = 0;
-  // attach_entity_cfs_rq (ATTACH_AGE_LOAD)
-  cfs_rq& now_cfs = *t.se.cfs;
-  update_load_avg(now_cfs, t.se, 0);
-  attach_entity_load_avg(now_cfs, t.se);
-  update_tg_load_avg(now_cfs);
-  propagate_entity_cfs_rq(t.se);
-  if (!normalized) t.se.vruntime += now_cfs.min_vruntime;
+  attach_entity_cfs_rq(t.se);
+  if (!normalized) t.se.vruntime += t.se.cfs->min_vruntime;
   if (queued) enqueue_task_fair(rq, t, 0);
   if (running)  // set_next_task_fair
     for (sched_entity* se = &t.se; se; se = se->parent) set_next_entity(*se->cfs, *se);
@@ -1150,6 +1145,14 @@ int KernelImpl::create_task_group(const TaskGroupAttr& g) {
     gc.se.load.weight = NICE_0_LOAD;  // init_tg_cfs_entry; reweighted at first enqueue
   }
   tg_rt_.push_back(std::move(rt));
+  // alloc_fair_sched_group, then online_fair_sched_group: each group entity is attached to
+  // its parent's cfs_rq at once, so its first enqueue does not attach it a second time
+  // after a forked task's propagation already brought its averages up.
+  for (int c = 0; c < static_cast<int>(n); ++c) {
+    sched_entity& se = tg_rt_.back().cpu[static_cast<size_t>(c)].se;
+    init_entity_runnable_average(se);
+    attach_entity_cfs_rq(se);
+  }
   return id;
 }
 

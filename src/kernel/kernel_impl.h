@@ -378,6 +378,7 @@ class KernelImpl {
   // their *_avgs. v5.14..v5.16's hard syncs have no profile and are not modelled.
   bool pelt_sum_lower_bound() const { return prof_.version >= 517; }
   void detach_entity_cfs_rq(sched_entity& se);
+  void attach_entity_cfs_rq(sched_entity& se);
   void propagate_entity_cfs_rq(sched_entity& se);
   unsigned long task_h_load(Task& p);
   void update_cfs_rq_h_load(cfs_rq& cfs);

@@ -202,6 +202,16 @@ void KernelImpl::detach_entity_cfs_rq(sched_entity& se) {
   propagate_entity_cfs_rq(se);
 }
 
+// attach_entity_cfs_rq (fair.c v5.15, ATTACH_AGE_LOAD): the entity's averages join its
+// cfs_rq's window now and the groups above learn them by propagation.
+void KernelImpl::attach_entity_cfs_rq(sched_entity& se) {
+  cfs_rq& cfs = *se.cfs;
+  update_load_avg(cfs, se, 0);
+  attach_entity_load_avg(cfs, se);
+  update_tg_load_avg(cfs);
+  propagate_entity_cfs_rq(se);
+}
+
 // propagate_entity_cfs_rq (fair.c v5.15): update every ancestor group entity.
 void KernelImpl::propagate_entity_cfs_rq(sched_entity& se) {
   for (sched_entity* s = se.parent; s; s = s->parent) update_load_avg(*s->cfs, *s, UPDATE_TG);
@@ -306,10 +316,11 @@ void KernelImpl::remove_entity_load_avg(sched_entity& se, cfs_rq& cfs) {
   cfs.removed.runnable_avg += se.avg.runnable_avg;
 }
 
-// init_entity_runnable_average (fair.c v5.7): a new task looks fully loaded.
+// init_entity_runnable_average (fair.c v5.7): a new task looks fully loaded; a group
+// entity starts empty, as nothing is attached to its group yet.
 void KernelImpl::init_entity_runnable_average(sched_entity& se) {
   se.avg = sched_avg{};
-  se.avg.load_avg = se.load.weight;
+  if (!se.my_q) se.avg.load_avg = se.load.weight;
 }
 
 // post_init_entity_util_avg (fair.c v5.7.14, with e21cf43406a1: runnable_avg = util_avg),
@@ -333,11 +344,7 @@ void KernelImpl::post_init_entity_util_avg(Task& p) {
     }
   }
   sa.runnable_avg = sa.util_avg;
-  // attach_entity_cfs_rq: the new task joins the cfs_rq's window now.
-  update_load_avg(cfs, p.se, SKIP_AGE_LOAD);
-  attach_entity_load_avg(cfs, p.se);
-  update_tg_load_avg(cfs);
-  propagate_entity_cfs_rq(p.se);
+  attach_entity_cfs_rq(p.se);
 }
 
 // UTIL_AVG_UNCHANGED, util_est's "PELT has not moved since the last sample" flag kept in
