@@ -112,6 +112,31 @@ TEST(Explain, BalanceRecordsNameTheDomainAndTheOutcome) {
   EXPECT_NE(text.find("-> balanced"), std::string::npos);
 }
 
+// Three busy tasks in LLC 0 of 2 x 4 CPUs (kernel_balance_test's spread case): the idle
+// LLC's DIE balance finds each task alone on its CPU, nothing moves, and after repeated
+// failures the stopper pushes one; its own record says which task went where. Then the
+// two LLCs are balanced, and the record names the test that says so.
+TEST(Explain, AnActiveBalancePushHasItsOwnRecordAndBalancedSaysWhy) {
+  ExplainedKernel e(flat_machine(2, 4), 100000);
+  e.k.set_explain(&e.x);
+  BusyBody body[3];
+  for (int i = 0; i < 3; ++i) {
+    TaskId t = e.k.create_task({.name = "busy", .cpus = {i}}, &body[i]);
+    e.k.set_affinity(t, {});
+  }
+  e.k.run_until(ms(200));
+  const std::string& text = e.out.str();
+  EXPECT_NE(text.find("-> nothing moved; active balance kicked on cpu"), std::string::npos);
+  const size_t push = text.find(" active_balance busy[");
+  ASSERT_NE(push, std::string::npos) << text;
+  const std::string line = text.substr(push, text.find('\n', push) - push);
+  EXPECT_NE(line.find("domain=DIE dst=4 was_running=yes -> pushed to cpu4"), std::string::npos)
+      << line;
+  EXPECT_NE(text.find("-> balanced: local has at most one idle CPU more than busiest", push),
+            std::string::npos);
+  EXPECT_EQ(e.k.lb_stats().migrations, 1u);
+}
+
 TEST(Explain, JsonLinesParseAndTheLimitIsKept) {
   std::string jl = run("v5.3", Explain::Format::Jsonl, 5);
   std::istringstream in(jl);

@@ -423,30 +423,33 @@ int KernelImpl::find_busiest_group(lb_env& env, sd_lb_stats& sds) {
   sg_lb_stats& local = sds.local_stat;
   sg_lb_stats& busiest = sds.busiest_stat;
   const DomainLevel& lvl = level_of(env.dst_cpu, env.sd_idx);
-  auto balanced = [&] {
+  auto balanced = [&](const char* why) {
     env.imbalance = 0;
+    env.balanced_why = why;
     return -1;
   };
-  if (sds.busiest < 0) return balanced();
+  if (sds.busiest < 0) return balanced("no other group runs a task");
   if (busiest.group_type != sg_type::group_imbalanced) {
-    if (local.group_type > busiest.group_type) return balanced();
+    if (local.group_type > busiest.group_type) return balanced("local group of a busier class");
     if (local.group_type == sg_type::group_overloaded) {
-      if (local.avg_load >= busiest.avg_load) return balanced();
+      if (local.avg_load >= busiest.avg_load) return balanced("local avg_load >= busiest's");
       sds.avg_load = SCHED_CAPACITY_SCALE * sds.total_load / sds.total_capacity;
-      if (local.avg_load >= sds.avg_load) return balanced();
+      if (local.avg_load >= sds.avg_load) return balanced("local avg_load >= the domain's");
       if (100 * busiest.avg_load <= static_cast<unsigned long>(lvl.imbalance_pct) * local.avg_load)
-        return balanced();
+        return balanced("busiest avg_load within imbalance_pct of local's");
     }
     bool force = sds.prefer_sibling && local.group_type == sg_type::group_has_spare &&
                  busiest.sum_nr_running > local.sum_nr_running + 1;
     if (!force && busiest.group_type != sg_type::group_overloaded) {
-      if (env.idle == CPU_NOT_IDLE) return balanced();
-      if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1) return balanced();
-      if (busiest.sum_h_nr_running == 1) return balanced();
+      if (env.idle == CPU_NOT_IDLE) return balanced("busiest not overloaded and this CPU busy");
+      if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1)
+        return balanced("local has at most one idle CPU more than busiest");
+      if (busiest.sum_h_nr_running == 1) return balanced("busiest runs one task");
     }
   }
   calculate_imbalance(env, sds);
-  return env.imbalance ? sds.busiest : -1;
+  if (!env.imbalance) return balanced("calculate_imbalance gives 0");
+  return sds.busiest;
 }
 
 // find_busiest_queue (fair.c v5.7, and v5.12's skip of idle rqs) for symmetric capacity,
@@ -707,7 +710,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     if (!should_we_balance(env)) {
       continue_balancing = false;
       outcome = BALANCED;
-      if (xp()) explain_->step("should_we_balance: another CPU of the group balances");
+      env.balanced_why = "should_we_balance: another CPU of the group balances";
       break;
     }
     sd_lb_stats sds;
@@ -740,7 +743,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     if (busiest_cpu < 0) {
       sd.lb_nobusyq[idle]++;
       outcome = BALANCED;
-      if (xp()) explain_->step("find_busiest_queue: no CPU qualifies");
+      env.balanced_why = "find_busiest_queue: no CPU qualifies";
       break;
     }
     if (xp()) {
@@ -861,6 +864,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
     explain_->data("outcome", outcome == MOVED && !ld_moved
                                   ? (active_balance ? "active_balance" : "nothing_moved")
                                   : outcomes[outcome]);
+    if (outcome == BALANCED && *env.balanced_why) explain_->data("balanced_why", env.balanced_why);
     explain_->data("moved", ld_moved);
     if (ld_moved) explain_->data("moved_tasks", fmt::format("{}", fmt::join(moved_tasks, " ")));
     if (outcome == MOVED)
@@ -870,9 +874,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
                         ? fmt::format("nothing moved; active balance kicked on cpu{}", busiest_cpu)
                         : std::string("nothing moved"));
     else
-      explain_->end(outcome == BALANCED     ? "balanced"
-                    : outcome == ALL_PINNED ? "all tasks pinned"
-                                            : "running task pinned");
+      explain_->end(outcome == BALANCED && *env.balanced_why
+                        ? fmt::format("balanced: {}", env.balanced_why)
+                    : outcome == BALANCED   ? std::string("balanced")
+                    : outcome == ALL_PINNED ? std::string("all tasks pinned")
+                                            : std::string("running task pinned"));
   }
   if (outcome != MOVED) {
     ld_moved = 0;
@@ -930,6 +936,13 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
       moved = p.se.task;
       break;
     }
+  }
+  if (explain_ && explain_->begin("active_balance", now_, busiest_cpu,
+                                  moved == kNoTask ? "" : task_label(moved))) {
+    explain_->field("domain", levels_[static_cast<size_t>(sd.level_id)].name);
+    explain_->field("dst", target);
+    explain_->flag("was_running", moved != kNoTask && moved == running, moved != kNoTask);
+    explain_->end(moved == kNoTask ? "no task may move" : fmt::format("pushed to cpu{}", target));
   }
   if (moved == kNoTask) {
     sd.alb_failed++;

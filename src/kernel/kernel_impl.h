@@ -100,6 +100,7 @@ struct lb_env {
   unsigned flags = 0;
   unsigned loop = 0, loop_break = 32, loop_max = 0;
   migration_type mtype = migrate_load;
+  const char* balanced_why = "";  // --explain: the test that found the domain balanced
 };
 
 // struct sd_lb_stats (fair.c v5.7).
