@@ -112,6 +112,20 @@ TEST(CliRtApp, KeysWithoutEffectAreNamedOnce) {
   fs::remove_all(d);
 }
 
+// Found by a fresh-user trial: a task of "instance": 0 (rt-app starts no thread for it)
+// printed an empty row without a word. It is still accepted, and named.
+TEST(CliRtApp, ATaskOfNoThreadsIsNamed) {
+  fs::path d = tmpdir("instance0");
+  std::ofstream(d / "i.json") << R"({"tasks": {"t": {"run": 100},
+    "off": {"instance": 0, "run": 100}}, "global": {"duration": 1}})";
+  const std::string f = (d / "i.json").string();
+  Result r = run("rt-app " + f + " --logdir " + (d / "l").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "schedtwin: note: " + f +
+                       ":2:5: task \"off\" has \"instance\": 0: it runs no thread\n");
+  fs::remove_all(d);
+}
+
 // Two threads that never sleep, both pinned to CPU 0, for 1 s: each runs while the other
 // waits, so their summed run delay is close to their summed CPU time (1 s, less what the
 // forks and switches take). They take turns in slices of 12 ms (hikey's sched_latency,

@@ -410,6 +410,10 @@ Config parse(const JNode& root, const std::string& path, int nr_cpus) {
                    name, k));
     c.tasks.push_back(parse_task(c, nm, name, v, default_policy, nr_cpus));
     const TaskDesc& t = c.tasks.back();
+    if (t.instance == 0)
+      c.ignored.push_back(
+          fmt::format("{}:{}:{}: task \"{}\" has \"instance\": 0: it runs no thread", c.path,
+                      v.line, v.col, name));
     if (!t.taskgroup.empty()) groups.insert(t.taskgroup);
     for (const Phase& ph : t.phases)
       if (ph.taskgroup && !ph.taskgroup->empty()) groups.insert(*ph.taskgroup);

@@ -98,8 +98,9 @@ struct Config {
   std::vector<std::string> mutexes, conds, barriers, timers;  // global resources by name
   std::vector<int> barrier_users;
   int nr_threads = 0;
-  // Keys rt-app acts on that the model accepts without effect ("FILE:L:C: \"util_min\": ..."),
-  // the first place of each key, for the front end to print as notes.
+  // Notes for the front end to print: keys rt-app acts on that the model accepts without
+  // effect ("FILE:L:C: \"util_min\": ...", the first place of each key), and tasks of no
+  // threads.
   std::vector<std::string> ignored;
 };
 
