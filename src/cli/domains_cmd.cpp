@@ -28,6 +28,7 @@ void register_domains_command(CLI::App& app) {
                 "v5.18 the model's imb_numa_nr");
   sub->callback([o] {
     machine::Machine m = load_cli_machine(o->machine);
+    print_machine_notes(m, o->machine);
     const kernel::Profile p = kernel::make_profile(o->kernel);
     std::cout << kernel::sched_domains_text(m, p);
     if (o->tunables) std::cout << "\n" << kernel::sched_domain_tunables_text(m, p);

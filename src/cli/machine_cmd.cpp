@@ -226,6 +226,7 @@ void register_machine_commands(CLI::App& app) {
                  "Print the machine file (JSON); `show X --json > f.json` loads back as f.json");
   show->callback([opt] {
     Machine m = load_cli_machine(opt->show_name);
+    print_machine_notes(m, opt->show_name);
     if (opt->show_json)
       fmt::print("{}", machine::dump_machine_file(m));
     else

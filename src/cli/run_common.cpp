@@ -76,6 +76,7 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   kernel::apply_features(s.config.profile.features, o.features, where.features,
                          &s.config.profile.unmodelled);
   if (o.feature_warnings) {
+    print_machine_notes(s.machine, o.machine);
     print_feature_warnings(s.config.profile, where.features);
     if (o.machine == "host") {
       // The machine is this host, the kernel a profile: say when they are far apart.
@@ -92,6 +93,11 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   s.config.hz = o.hz;
   s.config.check = o.check;
   return s;
+}
+
+void print_machine_notes(const machine::Machine& m, std::string_view label) {
+  for (const std::string& n : machine::machine_notes(m))
+    fmt::print(stderr, "schedtwin: note: {}: {}\n", label, n);
 }
 
 void print_feature_warnings(const kernel::Profile& p, std::string_view label) {

@@ -39,6 +39,9 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where = {});
 // calibrate writes it; the captured machine alone has uncalibrated defaults there.
 machine::Machine load_cli_machine(const std::string& name_or_path, std::string_view option = {});
 
+// machine::machine_notes of `m` on stderr, one "schedtwin: note: LABEL: ..." line each.
+void print_machine_notes(const machine::Machine& m, std::string_view label);
+
 // kernel::feature_warnings of `p` on stderr, one "schedtwin: warning: LABEL: ..." line each;
 // LABEL names where the features came from (--features, --with, a scenario file's place).
 void print_feature_warnings(const kernel::Profile& p, std::string_view label);

@@ -959,4 +959,20 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
   return parse_machine(buf.str(), name_or_path);
 }
 
+std::vector<std::string> machine_notes(const Machine& m) {
+  std::vector<std::string> notes;
+  const size_t n = m.numa_distance.size();
+  for (size_t a = 0; a < n && notes.empty(); ++a)
+    for (size_t b = a + 1; b < n; ++b)
+      if (m.numa_distance[a][b] != m.numa_distance[b][a]) {
+        notes.push_back(fmt::format(
+            "numa_distance.matrix is not symmetric ([{}][{}] = {}, [{}][{}] = {}): the kernel "
+            "accepts it (warning \"Node-distance not symmetric\" under sched_debug) and so does "
+            "the model, which builds each node's NUMA spans from its own row",
+            a, b, m.numa_distance[a][b], b, a, m.numa_distance[b][a]));
+        break;
+      }
+  return notes;
+}
+
 }  // namespace schedtwin::machine
