@@ -67,6 +67,41 @@ TEST(Balance, AnLlcWithSpareCapacityIsStillTheBusiestGroupForAnIdleLlc) {
   }
 }
 
+// The NUMA imbalance allowance of periodic balancing (calculate_imbalance, group_has_spare
+// on an SD_NUMA domain), two nodes of 8 CPUs with one LLC each, N always-running tasks on
+// node 0 and node 1 idle. Each runs alone, so after repeated failures the stopper pushes
+// one. By hand:
+//   v5.7:  a busiest node of at most 2 tasks is left alone: N=2 stays, N=3 moves (3 >> 1).
+//   v5.17: allow_numa_imbalance(busiest's tasks, busiest's weight 8): only while it runs
+//          fewer than 2, so N=2 moves one (2 >> 1 = 1) as N=3 does.
+//   v6.0:  the whole difference goes through adjust_numa_imbalance(local + 1 = 1,
+//          imb_numa_nr 2) and is halved after: N=2 gives 2, at most NUMA_IMBALANCE_MIN,
+//          so 0; N=3 gives 3, halved to 1.
+// Then 2 against 1 is balanced: the local node has at most one idle CPU more.
+TEST(Balance, TheNumaAllowanceOfPeriodicBalancingFollowsTheProfile) {
+  struct Case {
+    const char* profile;
+    int tasks, moved;
+  };
+  for (const Case& c : {Case{"v5.7", 2, 0}, Case{"v5.7", 3, 1}, Case{"v5.17", 2, 1},
+                        Case{"v5.17", 3, 1}, Case{"v6.0", 2, 0}, Case{"v6.0", 3, 1}}) {
+    machine::Machine m = flat_machine(2, 8);
+    for (auto& cpu : m.cpus) cpu.package = cpu.node = cpu.llc;
+    m.numa_distance = {{10, 21}, {21, 10}};
+    Kernel k(m, config(c.profile));
+    BusyBody body[3];
+    TaskId t[3];
+    for (int i = 0; i < c.tasks; ++i) {
+      t[i] = k.create_task({.name = "busy", .cpus = {i}}, &body[i]);
+      k.set_affinity(t[i], {});
+    }
+    k.run_until(ms(2000));
+    int on_node1 = 0;
+    for (int i = 0; i < c.tasks; ++i) on_node1 += k.task_cpu(t[i]) >= 8;
+    EXPECT_EQ(on_node1, c.moved) << c.profile << " with " << c.tasks << " tasks";
+  }
+}
+
 // sd_init sets the LLC's nr_busy_cpus to its weight; each CPU's tickless idle entry takes
 // one off. A booted idle machine counts none busy, and a CPU that starts running counts
 // again at its first busy tick (nohz_balance_exit_idle).

@@ -335,19 +335,23 @@ void KernelImpl::update_idle_cpu_scan(const lb_env& env, unsigned long sum_util)
   llc_shared_[static_cast<size_t>(rq.llc_id)].nr_idle_scan = static_cast<int>(y);
 }
 
-// allow_numa_imbalance (fair.c): v5.11-v5.17 while dst_running is below a quarter of the
-// domain's CPUs (dst_weight >> 2); v5.19+ (026b98a93bbd) while it is at most imb_numa_nr.
-bool KernelImpl::allow_numa_imbalance(unsigned dst_running, const SchedDomain& sd) const {
-  if (prof_.version < 519)
-    return dst_running < (levels_[static_cast<size_t>(sd.level_id)].span.size() >> 2);
+// allow_numa_imbalance (fair.c): v5.11-v5.17 (7d2b5dd0bcc4) while dst_running is below a
+// quarter of dst_weight, which find_idlest_group gives as the domain's span and
+// calculate_imbalance as the busiest group's weight; v5.19+ (026b98a93bbd, cb29a5c19d2d)
+// while it is at most the domain's imb_numa_nr, dst_weight unused.
+bool KernelImpl::allow_numa_imbalance(unsigned dst_running, unsigned dst_weight,
+                                      const SchedDomain& sd) const {
+  if (prof_.version < 519) return dst_running < (dst_weight >> 2);
   return dst_running <= sd.imb_numa_nr;
 }
 
 // adjust_numa_imbalance (fair.c v5.11+): an imbalance of up to NUMA_IMBALANCE_MIN between
 // nodes is left alone while allow_numa_imbalance holds.
-long KernelImpl::adjust_numa_imbalance(long imbalance, unsigned dst_running,
+long KernelImpl::adjust_numa_imbalance(long imbalance, unsigned dst_running, unsigned dst_weight,
                                        const SchedDomain& sd) const {
-  return allow_numa_imbalance(dst_running, sd) && imbalance <= NUMA_IMBALANCE_MIN ? 0 : imbalance;
+  return allow_numa_imbalance(dst_running, dst_weight, sd) && imbalance <= NUMA_IMBALANCE_MIN
+             ? 0
+             : imbalance;
 }
 
 // calculate_imbalance (fair.c v5.7).
@@ -376,29 +380,35 @@ void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
       return;
     }
     env.mtype = migrate_task;
+    // v5.19 (cb29a5c19d2d) halves the difference after the NUMA allowance, not before.
+    const bool halve_last = prof_.version >= 519;
     if (busiest.group_weight == 1 || sds.prefer_sibling) {
       long nr_diff =
           static_cast<long>(busiest.sum_nr_running) - static_cast<long>(local.sum_nr_running);
-      env.imbalance = std::max(0L, nr_diff) >> 1;
+      env.imbalance = std::max(0L, nr_diff);
     } else {
-      // max_t(long, 0, (local->idle_cpus - busiest->idle_cpus) >> 1) in unsigned int: when
-      // the busiest group has more idle CPUs (only an overloaded one can, from v5.10), the
+      // max_t(long, 0, local->idle_cpus - busiest->idle_cpus) in unsigned int: when the
+      // busiest group has more idle CPUs (only an overloaded one can, from v5.10), the
       // difference wraps and the imbalance is 2^31 - 1 or near it, as in the kernel.
-      env.imbalance = static_cast<long>((local.idle_cpus - busiest.idle_cpus) >> 1);
+      env.imbalance = static_cast<long>(local.idle_cpus - busiest.idle_cpus);
     }
+    if (!halve_last) env.imbalance >>= 1;
     if (lvl.flags & SD_NUMA) {
       // v5.7 leaves a busiest group of at most 2 tasks alone; v5.11-v5.17 count the busiest
-      // group's tasks, v5.19+ the local group's with the one to move.
+      // group's tasks against a quarter of its CPUs, v5.19+ the local group's with the one
+      // to move against imb_numa_nr.
       if (prof_.version < 511) {
         if (busiest.sum_nr_running <= 2) env.imbalance = 0;
       } else {
         const SchedDomain& sd =
             rq_[static_cast<size_t>(env.dst_cpu)].sd[static_cast<size_t>(env.sd_idx)];
-        env.imbalance = adjust_numa_imbalance(
-            env.imbalance, prof_.version < 519 ? busiest.sum_nr_running : local.sum_nr_running + 1,
-            sd);
+        env.imbalance = prof_.version < 519
+                            ? adjust_numa_imbalance(env.imbalance, busiest.sum_nr_running,
+                                                    busiest.group_weight, sd)
+                            : adjust_numa_imbalance(env.imbalance, local.sum_nr_running + 1, 0, sd);
       }
     }
+    if (halve_last) env.imbalance >>= 1;
     return;
   }
   if (local.group_type < sg_type::group_overloaded) {

@@ -270,8 +270,9 @@ class KernelImpl {
   void ttwu_queue(TaskId p, int cpu, unsigned wake_flags);
   void ttwu_stat(int cpu);
   void set_imb_numa_nr(Rq& rq);
-  bool allow_numa_imbalance(unsigned dst_running, const SchedDomain& sd) const;
-  long adjust_numa_imbalance(long imbalance, unsigned dst_running, const SchedDomain& sd) const;
+  bool allow_numa_imbalance(unsigned dst_running, unsigned dst_weight, const SchedDomain& sd) const;
+  long adjust_numa_imbalance(long imbalance, unsigned dst_running, unsigned dst_weight,
+                             const SchedDomain& sd) const;
   void process_wake_list(int cpu);
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);

@@ -583,11 +583,13 @@ int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
         if (prof_.version < 511) {
           if (local_sgs.idle_cpus) return kNone;
         } else if (prof_.version < 519) {
-          if (allow_numa_imbalance(local_sgs.sum_nr_running, sd)) return kNone;
+          const auto span = static_cast<unsigned>(lvl.span.size());  // sd->span_weight
+          if (allow_numa_imbalance(local_sgs.sum_nr_running, span, sd)) return kNone;
         } else {
           const long imbalance = std::labs(static_cast<long>(local_sgs.idle_cpus) -
                                            static_cast<long>(idlest_sgs.idle_cpus));
-          if (adjust_numa_imbalance(imbalance, local_sgs.sum_nr_running + 1, sd) == 0) return kNone;
+          if (adjust_numa_imbalance(imbalance, local_sgs.sum_nr_running + 1, 0, sd) == 0)
+            return kNone;
         }
       }
       if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus) return kNone;
