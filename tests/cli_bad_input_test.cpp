@@ -548,8 +548,9 @@ std::vector<Case> cases() {
          "\"workloads\": [{\"group\": \"bg\", \"pingpong\": []}]}"}},
        "run s.json --json out.json",
        1,
-       "s.json:2:35: group \"bg\": \"cpu.weight\" cannot be set on a \"cpu.idle\" group (the "
-       "kernel refuses it; an idle group's weight is the minimum)"},
+       "s.json:2:35: group \"bg\": \"cpu.weight\" has no effect on a \"cpu.idle\" group (the "
+       "kernel refuses it once the group is idle and overrides it when cpu.idle is set after "
+       "it; an idle group's weight is the minimum)"},
       // ---- sysfs snapshots ----
       {"SysfsMissingFile",
        {},

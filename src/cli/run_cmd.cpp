@@ -253,12 +253,13 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
           a.latency_nice = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 1000));
         }
       }
-      // sched_group_set_shares refuses an idle group's weight (EINVAL): its entities take
-      // the minimum weight whatever cpu.weight says.
+      // sched_group_set_shares refuses a weight written to an idle group (EINVAL), and
+      // cpu.idle overrides one written before: either way the weight has no effect.
       if (a.idle && weight)
         bad(file, *weight,
-            fmt::format("group \"{}\": \"cpu.weight\" cannot be set on a \"cpu.idle\" group "
-                        "(the kernel refuses it; an idle group's weight is the minimum)",
+            fmt::format("group \"{}\": \"cpu.weight\" has no effect on a \"cpu.idle\" group "
+                        "(the kernel refuses it once the group is idle and overrides it when "
+                        "cpu.idle is set after it; an idle group's weight is the minimum)",
                         name));
       // cpu.idle (304000390f88) came with v5.15; an earlier profile applies it as v5.15 does.
       if (a.idle && s.config.profile.version < 515 && c.profile_notes)
