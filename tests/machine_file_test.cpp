@@ -462,4 +462,28 @@ TEST(MachineFile, NumberingIsRequiredOnlyWithSmt) {
                "cores are siblings, as on most x86) or \"threads-adjacent\"");
 }
 
+// machine_notes: what the kernel takes with a warning or the model builds differently.
+// Fully connected nodes and two packages of two nodes (10/11/21) give NUMA levels whose
+// groups are whole child spans, as the model builds them. A ring of four (10/16/22/16)
+// does not: at distance 22 node 0's groups are the distance-16 spans {0,1,3} and {0,1,2},
+// which overlap. An asymmetric matrix is named with its first differing pair.
+TEST(MachineFile, NotesNameAsymmetricAndOverlappingNumaDistances) {
+  Machine m;
+  m.numa_distance = {{10, 21, 21, 21}, {21, 10, 21, 21}, {21, 21, 10, 21}, {21, 21, 21, 10}};
+  EXPECT_TRUE(machine_notes(m).empty());
+  m.numa_distance = {{10, 11, 21, 21}, {11, 10, 21, 21}, {21, 21, 10, 11}, {21, 21, 11, 10}};
+  EXPECT_TRUE(machine_notes(m).empty());
+  m.numa_distance = {{10, 16, 22, 16}, {16, 10, 16, 22}, {22, 16, 10, 16}, {16, 22, 16, 10}};
+  std::vector<std::string> ring = machine_notes(m);
+  ASSERT_EQ(ring.size(), 1u);
+  EXPECT_NE(ring[0].find("at distance 22 the groups of node 0's NUMA level (the distance-16 "
+                         "spans of nodes 0 and 1) overlap"),
+            std::string::npos)
+      << ring[0];
+  m.numa_distance = {{10, 20}, {30, 10}};
+  std::vector<std::string> asym = machine_notes(m);
+  ASSERT_GE(asym.size(), 1u);  // its two remote distances make two levels, which differ too
+  EXPECT_NE(asym[0].find("not symmetric ([0][1] = 20, [1][0] = 30)"), std::string::npos);
+}
+
 }  // namespace schedtwin::machine

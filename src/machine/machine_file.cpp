@@ -959,6 +959,48 @@ Machine load_machine(std::string_view name_or_path, std::string_view option) {
   return parse_machine(buf.str(), name_or_path);
 }
 
+namespace {
+
+// sched_init_numa's spans: node a's span at distance d is every node within d of it (its
+// own row). A NUMA level's groups are the spans one level down of the nodes in its span;
+// the kernel builds them as overlapping groups with balance masks, the model as one group
+// per child span. The two agree while those child spans lie inside the level's span and
+// are disjoint or equal; on a ring of four nodes they do not.
+std::string numa_overlap_note(const std::vector<std::vector<int>>& d) {
+  const size_t n = d.size();
+  std::set<int> levels;
+  for (const auto& row : d) levels.insert(row.begin(), row.end());
+  const std::vector<int> dist(levels.begin(), levels.end());
+  auto span = [&](size_t a, int within) {
+    std::vector<size_t> s;
+    for (size_t b = 0; b < n; ++b)
+      if (d[a][b] <= within) s.push_back(b);
+    return s;
+  };
+  for (size_t k = 1; k < dist.size(); ++k)
+    for (size_t a = 0; a < n; ++a) {
+      const std::vector<size_t> top = span(a, dist[k]);
+      for (size_t b : top)
+        for (size_t c : top) {
+          const std::vector<size_t> cb = span(b, dist[k - 1]), cc = span(c, dist[k - 1]);
+          std::vector<size_t> common;
+          std::set_intersection(cb.begin(), cb.end(), cc.begin(), cc.end(),
+                                std::back_inserter(common));
+          const bool inside = std::includes(top.begin(), top.end(), cb.begin(), cb.end());
+          if (inside && (cb == cc || common.empty())) continue;
+          return fmt::format(
+              "numa_distance.matrix: at distance {} the groups of node {}'s NUMA level (the "
+              "distance-{} spans of nodes {} and {}) {}: the kernel builds overlapping groups "
+              "with balance masks there, the model one group per span, so balancing at that "
+              "level differs (README, known divergences: NUMA groups beyond two hops)",
+              dist[k], a, dist[k - 1], b, c, inside ? "overlap" : "reach outside its span");
+        }
+    }
+  return {};
+}
+
+}  // namespace
+
 std::vector<std::string> machine_notes(const Machine& m) {
   std::vector<std::string> notes;
   const size_t n = m.numa_distance.size();
@@ -972,6 +1014,7 @@ std::vector<std::string> machine_notes(const Machine& m) {
             a, b, m.numa_distance[a][b], b, a, m.numa_distance[b][a]));
         break;
       }
+  if (std::string o = numa_overlap_note(m.numa_distance); !o.empty()) notes.push_back(o);
   return notes;
 }
 

@@ -53,8 +53,9 @@ std::vector<std::string> preset_names();
 // .json): load_machine then says the file is missing rather than that the name is unknown.
 bool looks_like_machine_path(std::string_view name_or_path);
 
-// What a valid machine says that the kernel accepts with a warning, one line each: an
-// asymmetric numa_distance matrix (sched_init_numa's "Node-distance not symmetric").
+// What a valid machine says that the kernel accepts with a warning, or that the model builds
+// differently, one line each: an asymmetric numa_distance matrix (sched_init_numa's
+// "Node-distance not symmetric"); NUMA distances whose levels need overlapping groups.
 std::vector<std::string> machine_notes(const Machine& m);
 
 // Parses and validates machine-file text; origin names the file in error messages.
