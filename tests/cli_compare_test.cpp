@@ -295,6 +295,7 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
   EXPECT_NE(r.out.find("\n2   total_time_s "), std::string::npos) << r.out;
   const json s = json::parse(slurp(d / "s.json"));
   EXPECT_EQ(s["sweep"], json::array({{{"option", "-g"}, {"values", {"1", "2"}}}}));
+  EXPECT_EQ(s["machines"], json::array({"hikey", "hikey"}));
   ASSERT_EQ(s["points"].size(), 2u);
   EXPECT_FALSE(s.contains("metrics"));
   for (int g = 1; g <= 2; ++g) {
@@ -348,6 +349,15 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
     EXPECT_NE(e.err.find(msg), std::string::npos) << args << "\n" << e.err;
     EXPECT_FALSE(fs::exists(d / "bad.json")) << args;
   }
+  // A swept machine that cannot be loaded is bad input, named with its sweep point.
+  Result e =
+      run("compare --with v5.7 --json bad.json --sweep machine=hikey,nope.json -- hackbench", d);
+  EXPECT_EQ(e.status, 1) << e.err;
+  EXPECT_EQ(count_lines(e.err), 1) << e.err;
+  EXPECT_NE(e.err.find("compare: --sweep --machine nope.json: --machine: nope.json: cannot read"),
+            std::string::npos)
+      << e.err;
+  EXPECT_FALSE(fs::exists(d / "bad.json"));
   fs::remove_all(d);
 }
 

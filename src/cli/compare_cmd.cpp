@@ -611,15 +611,21 @@ CompareOutcome run_compare(const CompareRequest& r) {
 
   std::vector<std::string> machines;  // per point
   for (Point& pt : points) {
-    const Scenario sc =
-        make_scenario(run_options(*pt.prep.common, base, 1));  // InputError: machine
-    machines.push_back(sc.machine.name);
-    for (const kernel::Profile* p : profiles) {
-      const Scenario s = make_scenario(run_options(*pt.prep.common, *p, 1));
-      if (!(s.config.profile.features == p->features) || s.config.profile.name != p->name)
-        throw std::logic_error("compare: the run options do not reproduce the resolved profile");
+    try {
+      const Scenario sc =
+          make_scenario(run_options(*pt.prep.common, base, 1));  // InputError: machine
+      machines.push_back(sc.machine.name);
+      for (const kernel::Profile* p : profiles) {
+        const Scenario s = make_scenario(run_options(*pt.prep.common, *p, 1));
+        if (!(s.config.profile.features == p->features) || s.config.profile.name != p->name)
+          throw std::logic_error("compare: the run options do not reproduce the resolved profile");
+      }
+      pt.prep.prepare(sc);
+    } catch (const InputError& e) {
+      // A swept value (a machine file, say) can be what is wrong: name the point.
+      if (!swept) throw;
+      throw InputError(fmt::format("compare: --sweep {}: {}", fmt::join(pt.swept, " "), e.what()));
     }
-    pt.prep.prepare(sc);
   }
   if (!r.logdir.empty()) check_logdir_parent(r.logdir);
 
@@ -704,6 +710,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   j["schema_version"] = 1;
   j["command"] = "compare";
   j["machine"] = machines[0];  // with a sweep of --machine, the first; each point has its own
+  j["machines"] = machines;    // per point, in sweep order (one without --sweep)
   j["kernel"] = base.name;
   j["features"] = base.features.names();
   j["seed"] = 1;  // the first of seeds 1..runs
