@@ -63,7 +63,24 @@ TEST(Balance, AnLlcWithSpareCapacityIsStillTheBusiestGroupForAnIdleLlc) {
     int in_llc1 = 0;
     for (TaskId id : t) in_llc1 += k.task_cpu(id) >= 4;
     EXPECT_EQ(in_llc1, 1) << profile;
-    EXPECT_EQ(k.lb_stats().migrations, 1u) << profile;
+    const LbStats& s = k.lb_stats();
+    EXPECT_EQ(s.migrations, 1u) << profile;
+    // The move is the DIE domain's, by the stopper; MC classified groups but moved nothing.
+    ASSERT_EQ(s.by_domain.size(), 2u) << profile;
+    EXPECT_EQ(s.by_domain[0].level, "MC");
+    EXPECT_EQ(s.by_domain[1].level, "DIE");
+    EXPECT_EQ(s.by_domain[0].migrations, 0u) << profile;
+    EXPECT_EQ(s.by_domain[1].migrations, 1u) << profile;
+    EXPECT_EQ(s.by_domain[1].active_migrations, 1u) << profile;
+    std::uint64_t total = 0, by_domain = 0, mc = 0;
+    for (int type = 0; type < 6; ++type)
+      for (int nr = 0; nr < 5; ++nr) {
+        for (int it = 0; it < 3; ++it) total += s.classified[it][type][nr];
+        for (const LbDomainStats& d : s.by_domain) by_domain += d.classified[type][nr];
+        mc += s.by_domain[0].classified[type][nr];
+      }
+    EXPECT_EQ(by_domain, total) << profile;
+    EXPECT_GT(mc, 0u) << profile;
   }
 }
 

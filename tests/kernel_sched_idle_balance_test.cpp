@@ -75,7 +75,7 @@ TEST(SchedIdleBalance, OnePullPerCallNeverTheLastNonIdleTask) {
   for (auto it = t.k.cpu_rq(0).cfs_tasks.rbegin(); it != t.k.cpu_rq(0).cfs_tasks.rend(); ++it) {
     Task& p = t.k.task(it->task);
     if (t.k.cpu_rq(0).curr == p.se.task) continue;
-    t.k.detach_task_lb(p, 1);
+    t.k.detach_task_lb(p, 1, 0);
     t.k.attach_task_lb(p, 1);
     break;
   }

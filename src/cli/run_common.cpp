@@ -146,6 +146,21 @@ std::string lb_stats_text(const kernel::LbStats& s) {
                      total[2], total[3]);
   out += fmt::format("tasks moved by load balancing: {} ({} by active balance)\n", s.migrations,
                      s.active_migrations);
+  // Per domain: which level classifies, and which moves.
+  out += fmt::format(
+      "\ngroups classified and tasks moved, by sched domain:\n{:<9} {:<5} {:>10} {:>10} {:>10} "
+      "{:>10} {:>10} {:>10}\n",
+      "domain", "level", "has_spare", "fully_busy", "overloaded", "other", "moved", "by_active");
+  for (std::size_t d = 0; d < s.by_domain.size(); ++d) {
+    const kernel::LbDomainStats& b = s.by_domain[d];
+    std::uint64_t by_type[6] = {};
+    for (int type = 0; type < 6; ++type)
+      for (int nr = 0; nr < 5; ++nr) by_type[type] += b.classified[type][nr];
+    const std::uint64_t other = by_type[2] + by_type[3] + by_type[4];
+    out += fmt::format("{:<9} {:<5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+                       fmt::format("domain-{}", d), b.level, by_type[0], by_type[1], by_type[5],
+                       other, b.migrations, b.active_migrations);
+  }
   return out;
 }
 
@@ -169,6 +184,17 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
       }
     js["migrations"] = s.migrations;
     js["active_migrations"] = s.active_migrations;
+    for (std::size_t d = 0; d < s.by_domain.size(); ++d) {
+      const kernel::LbDomainStats& b = s.by_domain[d];
+      nlohmann::json& jd = js["by_domain"][fmt::format("domain{}", d)];
+      jd["level"] = b.level;
+      for (int type = 0; type < 6; ++type)
+        for (int nr = 0; nr < 5; ++nr)
+          jd["group_classification"][kernel::group_type_name(type)]
+            [nr == 4 ? "4+" : std::to_string(nr)] = b.classified[type][nr];
+      jd["migrations"] = b.migrations;
+      jd["active_migrations"] = b.active_migrations;
+    }
   }
   if (o.schedstat) text += "\n" + k.schedstat();
   if (o.check) {

@@ -242,8 +242,10 @@ void KernelImpl::update_sg_lb_stats(lb_env& env, int group, sg_lb_stats& sgs, bo
   sgs.group_type = group_classify(lvl.imbalance_pct, group, sgs);
   if (sgs.group_type == sg_type::group_overloaded)
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
-  lb_stats_
-      .classified[env.idle][static_cast<int>(sgs.group_type)][std::min(sgs.sum_nr_running, 4u)]++;
+  const int type = static_cast<int>(sgs.group_type),
+            nr = static_cast<int>(std::min(sgs.sum_nr_running, 4u));
+  lb_stats_.classified[env.idle][type][nr]++;
+  lb_stats_.by_domain[static_cast<size_t>(env.sd_idx)].classified[type][nr]++;
 }
 
 // update_sd_pick_busiest (fair.c v5.7) for symmetric capacity.
@@ -572,11 +574,12 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
 
 // detach_task + migrate_task_rq_fair for a queued task (fair.c v5.7): dequeue, move the
 // PELT signals (detach now, attach at the destination), forget cache hotness.
-void KernelImpl::detach_task_lb(Task& p, int dst_cpu) {
+void KernelImpl::detach_task_lb(Task& p, int dst_cpu, int sd_idx) {
   if (trace_) trace_->sched_migrate_task(now_, this_cpu_, p.se.task, p.cpu, dst_cpu);
   deactivate_task(p.cpu, p.se.task, DEQUEUE_SAVE | DEQUEUE_MOVE);
   migrate_queued_task(p, dst_cpu);
   lb_stats_.migrations++;
+  lb_stats_.by_domain[static_cast<size_t>(sd_idx)].migrations++;
 }
 
 // attach_task (fair.c v5.7): enqueue on the destination and let it preempt. The
@@ -660,7 +663,7 @@ int KernelImpl::detach_tasks(lb_env& env) {
       src.cfs_tasks.splice(src.cfs_tasks.begin(), src.cfs_tasks, src.cfs_tasks.iterator_to(se));
       continue;
     }
-    detach_task_lb(p, env.dst_cpu);
+    detach_task_lb(p, env.dst_cpu, env.sd_idx);
     lb_detached_.push_back(p.se.task);
     detached++;
     // CONFIG_PREEMPTION: a newly idle CPU takes one task and runs it at once.
@@ -960,6 +963,7 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
   }
   sd.alb_pushed++;
   lb_stats_.active_migrations++;
+  lb_stats_.by_domain[static_cast<size_t>(sd_idx)].active_migrations++;
   int saved_cpu = this_cpu_;
   bool saved_ctx = in_cpu_context_;
   this_cpu_ = busiest_cpu;
@@ -967,9 +971,10 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
   if (moved == running) {
     move_task(moved, target);  // takes it off the CPU; schedule() below picks the next
     lb_stats_.migrations++;
+    lb_stats_.by_domain[static_cast<size_t>(sd_idx)].migrations++;
   } else {
     Task& p = task(moved);
-    detach_task_lb(p, target);
+    detach_task_lb(p, target, sd_idx);
     attach_task_lb(p, target);
   }
   this_cpu_ = saved_cpu;
@@ -1106,7 +1111,7 @@ int KernelImpl::sched_idle_balance(int dst_cpu) {
       explain_->data("pulled", task_label(moved->se.task));
       explain_->end(fmt::format("pulled {} from cpu{}", task_label(moved->se.task), src_cpu));
     }
-    detach_task_lb(*moved, dst_cpu);
+    detach_task_lb(*moved, dst_cpu, dst.sd_llc);
     attach_task_lb(*moved, dst_cpu);
     sd.sib_pulled++;
     return 1;

@@ -54,10 +54,20 @@ struct TaskStats {
 // them: every group that update_sd_lb_stats classified, by balance type (CPU_IDLE,
 // CPU_NOT_IDLE, CPU_NEWLY_IDLE), group_type (has_spare, fully_busy, misfit_task,
 // asym_packing, imbalanced, overloaded) and the group's nr_running (0, 1, 2, 3, 4+).
+// by_domain splits them by sched domain, as schedstat's domainN lines do: index N is domain-N
+// of the sched_verbose log (0 the lowest), `level` its name (SMT, MC, DIE, NUMA; names joined by
+// "/" where CPUs of an asymmetric machine have different levels at the same index).
+struct LbDomainStats {
+  std::string level;
+  std::uint64_t classified[6][5] = {};  // summed over the balance types
+  std::uint64_t migrations = 0;         // moved by load balancing in this domain (all kinds)
+  std::uint64_t active_migrations = 0;  // of those, by the active-balance stopper
+};
 struct LbStats {
   std::uint64_t classified[3][6][5] = {};
   std::uint64_t migrations = 0;         // tasks moved by load_balance (all types)
   std::uint64_t active_migrations = 0;  // tasks moved by the active-balance stopper
+  std::vector<LbDomainStats> by_domain;
 };
 const char* group_type_name(int type);    // "has_spare", ...
 const char* balance_type_name(int idle);  // "idle", "busy", "newly_idle"

@@ -473,7 +473,7 @@ class KernelImpl {
   }
   void update_overload_status(int cpu);
   int sched_idle_balance(int dst_cpu);
-  void detach_task_lb(Task& p, int dst_cpu);
+  void detach_task_lb(Task& p, int dst_cpu, int sd_idx);
   void attach_task_lb(Task& p, int dst_cpu);
   bool lb_cpu_allowed(int cpu) const { return lb_excluded_[static_cast<size_t>(cpu)] != lb_epoch_; }
   const DomainLevel& level_of(int cpu, int sd_idx) const {

@@ -135,6 +135,15 @@ void KernelImpl::build_sched_domains() {
       rq.sd[k].parent = k + 1 < rq.sd.size() ? static_cast<int>(k) + 1 : -1;
     }
     set_imb_numa_nr(rq);
+    for (size_t k = 0; k < rq.sd.size(); ++k) {
+      if (k == lb_stats_.by_domain.size()) lb_stats_.by_domain.emplace_back();
+      std::string& names = lb_stats_.by_domain[k].level;
+      const std::string& name = levels_[static_cast<size_t>(rq.sd[k].level_id)].name;
+      if (names.empty())
+        names = name;
+      else if (("/" + names + "/").find("/" + name + "/") == std::string::npos)
+        names += "/" + name;
+    }
   }
 
   // Sched groups (build_sched_groups): the child domain spans covering the domain,
