@@ -5,6 +5,7 @@
 // idle_stamp and update_avg's rounding of avg_idle; v5.15's sleeper credit for idle entities
 // (place_entity); the remote wake list by version; util_est's sample at a sleep by version;
 // yield's skip buddy for a SCHED_IDLE task.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -635,3 +636,54 @@ TEST(TimerIrq, TheInterruptIsPaidBeforeTheWakeeRuns) {
 
 }  // namespace
 }  // namespace schedtwin::kernel
+
+namespace {
+// Sleeps `sleep` at a time (a timer) and records how late each wakeup runs.
+struct LateBody : TaskBody {
+  KernelImpl* k = nullptr;
+  Time sleep = 0, due = -1;
+  std::vector<Time> late;
+  Step next(TaskId self, Time now) override {
+    if (due >= 0) late.push_back(now - due);
+    due = now + sleep;
+    k->arm_timer(self, due);
+    return Step::block();
+  }
+};
+}  // namespace
+
+// A cluster-level idle state (hikey's cluster-sleep, PSCI platform-coordinated): a CPU whose
+// cluster has another CPU running has only reached the CPU-level state below it and pays that
+// state's exit (250 us), not the cluster's (700 us). With the other CPU idle in the cluster
+// state too, the wakeup pays the cluster's exit.
+TEST(IdleExit, AClusterLevelStateCostsItsExitOnlyWhenTheWholeClusterIsDown) {
+  for (const bool neighbour_busy : {false, true}) {
+    for (const bool cluster_flag : {false, true}) {
+      SCOPED_TRACE(fmt::format("neighbour busy {}, cluster flag {}", neighbour_busy, cluster_flag));
+      machine::Machine m = flat_machine(1, 2);
+      m.idle_states.clear();
+      for (auto [name, real] :
+           {std::pair{"WFI", us(1)}, {"cpu-sleep", us(250)}, {"cluster-sleep", us(700)}}) {
+        machine::IdleState s;
+        s.name = name;
+        s.exit_latency_ns = us(1);  // the governor picks the deepest for a long sleep
+        s.real_exit_ns = real;
+        m.idle_states.push_back(s);
+      }
+      m.idle_states[2].cluster = cluster_flag;
+      KernelImpl k(m, config());
+      LateBody p;
+      p.k = &k;
+      p.sleep = ms(20);
+      k.create_task({.name = "p", .cpus = {0}, .timer_slack_ns = 0}, &p, 0);
+      BusyBody hog;
+      if (neighbour_busy) k.create_task({.name = "hog", .cpus = {1}}, &hog, 1);
+      k.run_until(ms(100));
+      ASSERT_GE(p.late.size(), 3u);
+      const Time late = p.late[2];
+      const Time expected = cluster_flag && neighbour_busy ? us(250) : us(700);
+      EXPECT_GE(late, expected);
+      EXPECT_LT(late, expected + us(20));
+    }
+  }
+}

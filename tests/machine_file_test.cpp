@@ -366,6 +366,36 @@ TEST(MachineFile, IdleStateOrder) {
   j["idle_states"][1]["polling"] = true;
   expect_error(
       j, "idle_states[1].polling: only the first (shallowest) idle state may be a polling state");
+  j = base();
+  j["idle_states"][0]["cluster"] = true;
+  expect_error(j,
+               "idle_states[0].cluster: a cluster-level state needs a non-polling CPU-level "
+               "state before it");
+  j = base();
+  j["idle_states"][1]["cluster"] = true;  // state 0 is POLL
+  expect_error(j, "idle_states[1].cluster: a cluster-level state needs a non-polling");
+  j = base();
+  j["idle_states"][1]["cluster"] = "yes";
+  expect_error(j, "idle_states[1].cluster:");
+}
+
+// A cluster-level state after the CPU-level ones is read and kept; a CPU-level state may not
+// follow it.
+TEST(MachineFile, ClusterLevelIdleState) {
+  json j = base();
+  json deep = j["idle_states"][1];
+  deep["name"] = "cluster-sleep";
+  deep["exit_latency_ns"] = 5000;
+  deep["cluster"] = true;
+  j["idle_states"].push_back(deep);
+  const machine::Machine m = from_json(j, "m.json");
+  ASSERT_EQ(m.idle_states.size(), 3u);
+  EXPECT_FALSE(m.idle_states[1].cluster);
+  EXPECT_TRUE(m.idle_states[2].cluster);
+  json deeper = deep;
+  deeper["cluster"] = false;
+  j["idle_states"].push_back(deeper);
+  expect_error(j, "idle_states[3].cluster: a CPU-level state after a cluster-level one");
 }
 
 TEST(MachineFile, TooManyCpus) {

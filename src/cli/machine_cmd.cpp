@@ -132,7 +132,11 @@ void show_text(const Machine& m) {
                "real exit", "polling");
   for (const machine::IdleState& s : m.idle_states)
     fmt::print("  {:<{}}  {:>12}  {:>12}  {:>12}  {}\n", s.name, width, us_text(s.exit_latency_ns),
-               us_text(s.target_residency_ns), us_text(s.real_exit_ns), s.polling ? "yes" : "no");
+               us_text(s.target_residency_ns), us_text(s.real_exit_ns),
+               s.polling   ? "yes"
+               : s.cluster ? "no; cluster-level: as deep as the last CPU-level state until the "
+                             "whole cluster is in it"
+                           : "no");
   // States often share a citation; print each distinct one once, naming its states.
   auto print_sources = [&](const char* what, auto field) {
     std::vector<std::pair<std::string, std::string>> seen;  // source -> state names

@@ -477,10 +477,27 @@ void KernelImpl::start_idle_exit(int cpu, Time delay) {
   rq.mode = CpuMode::ExitingIdle;
   Time exit_cost = 0;
   if (rq.idle_state >= 0) {
-    const machine::IdleState& s = m_.idle_states[static_cast<size_t>(rq.idle_state)];
+    size_t state = static_cast<size_t>(rq.idle_state);
+    // A cluster-level request while another CPU of the cluster is up left this CPU in the
+    // deepest CPU-level state (PSCI platform-coordinated mode).
+    if (m_.idle_states[state].cluster && !cluster_powered_down(cpu))
+      while (m_.idle_states[state].cluster) --state;
+    const machine::IdleState& s = m_.idle_states[state];
     if (!s.polling) exit_cost = s.real_exit_ns;
   }
   q_.arm(rq.idle_exit_slot, now_ + delay + exit_cost);
+}
+
+bool KernelImpl::cluster_powered_down(int cpu) const {
+  const int cluster = m_.cpus[static_cast<size_t>(cpu)].cluster;
+  for (int c = 0; c < nr_cpus(); ++c) {
+    if (c == cpu || m_.cpus[static_cast<size_t>(c)].cluster != cluster) continue;
+    const Rq& rq = rq_[static_cast<size_t>(c)];
+    if (rq.mode != CpuMode::Idle || rq.idle_state < 0 ||
+        !m_.idle_states[static_cast<size_t>(rq.idle_state)].cluster)
+      return false;
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------

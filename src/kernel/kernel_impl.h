@@ -90,10 +90,11 @@ enum : unsigned {
 // struct lb_env (fair.c v5.7). `cpus` is the balancing mask: the domain span minus the
 // CPUs excluded by an epoch stamp in KernelImpl::lb_excluded_.
 struct lb_env {
-  int sd_idx = 0;  // index into the dst CPU's domains
+  int sd_idx = 0;   // index into the dst CPU's domains
+  int sd_cpu = -1;  // env->sd's CPU, the balancing one: dst_cpu until LBF_DST_PINNED moves it
   int src_cpu = -1;
   int dst_cpu = 0;
-  int dst_group = -1;  // dst_grpmask: the local group (none when newly idle)
+  int dst_group = -1;  // dst_grpmask: the local group
   int new_dst_cpu = -1;
   cpu_idle_type idle = CPU_NOT_IDLE;
   long imbalance = 0;
@@ -296,6 +297,7 @@ class KernelImpl {
   void tick_nohz_idle_stop_tick(int cpu, bool stop_tick);
   void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
   void start_idle_exit(int cpu, Time delay);
+  bool cluster_powered_down(int cpu) const;  // every other CPU of its cluster in a cluster state
   void set_task_cpu(TaskId p, int new_cpu);
   void migrate_queued_task(Task& p, int dest);
   void move_to_cpu(Task& t, int dest);
@@ -476,6 +478,11 @@ class KernelImpl {
   void detach_task_lb(Task& p, int dst_cpu, int sd_idx);
   void attach_task_lb(Task& p, int dst_cpu);
   bool lb_cpu_allowed(int cpu) const { return lb_excluded_[static_cast<size_t>(cpu)] != lb_epoch_; }
+  // env->sd: the balancing CPU's domain, whichever CPU the tasks go to.
+  SchedDomain& env_sd(const lb_env& env) {
+    return rq_[static_cast<size_t>(env.sd_cpu >= 0 ? env.sd_cpu : env.dst_cpu)]
+        .sd[static_cast<size_t>(env.sd_idx)];
+  }
   const DomainLevel& level_of(int cpu, int sd_idx) const {
     return levels_[static_cast<size_t>(
         rq_[static_cast<size_t>(cpu)].sd[static_cast<size_t>(sd_idx)].level_id)];

@@ -20,6 +20,10 @@ struct IdleState {
   Time target_residency_ns = 0;  // what the governor compares the predicted idle time with
   Time real_exit_ns = 0;         // what waking from it really costs (cited measurement)
   bool polling = false;          // a polling state: no IPI needed, no exit cost
+  // A cluster-level state (PSCI power level 1, platform-coordinated): the cluster powers down
+  // only while every CPU of the cluster is in a cluster-level state. A CPU woken while another
+  // CPU of its cluster is up has been only as deep as the deepest CPU-level state before it.
+  bool cluster = false;
   std::string source;            // where exit_latency / target_residency / polling come from
   std::string real_exit_source;  // where real_exit_ns comes from
 };

@@ -451,6 +451,7 @@ J build_json(const Machine& m) {
     o["exit_latency_ns"] = s.exit_latency_ns;
     o["target_residency_ns"] = s.target_residency_ns;
     o["polling"] = s.polling;
+    if (s.cluster) o["cluster"] = true;
     o["source"] = s.source;
     o["real_exit_ns"] = s.real_exit_ns;
     o["real_exit_source"] = s.real_exit_source;
@@ -686,6 +687,13 @@ void validate(const Machine& m, const Reader& r, bool generated = false) {
     }
     if (s.polling && i != 0)
       r.fail(p + ".polling", "only the first (shallowest) idle state may be a polling state");
+    if (s.cluster && (i == 0 || m.idle_states[i - 1].polling))
+      r.fail(p + ".cluster",
+             "a cluster-level state needs a non-polling CPU-level state before it (what a CPU "
+             "reaches while its cluster stays up)");
+    if (!s.cluster && i > 0 && m.idle_states[i - 1].cluster)
+      r.fail(p + ".cluster",
+             "a CPU-level state after a cluster-level one: list CPU-level states first");
     if (i > 0 && s.exit_latency_ns < m.idle_states[i - 1].exit_latency_ns)
       r.fail(p + ".exit_latency_ns",
              fmt::format("{} is below the previous state's {}: list states shallowest first",
@@ -807,7 +815,7 @@ Machine read_machine(const json& j, const Reader& r) {
     const std::string p = Reader::index("idle_states", i);
     const json& o = idle[i];
     r.check_keys(o, p,
-                 {"name", "exit_latency_ns", "target_residency_ns", "polling", "source",
+                 {"name", "exit_latency_ns", "target_residency_ns", "polling", "cluster", "source",
                   "real_exit_ns", "real_exit_source"},
                  {"name", "exit_latency_ns", "target_residency_ns", "real_exit_ns"});
     IdleState s;
@@ -816,6 +824,7 @@ Machine read_machine(const json& j, const Reader& r) {
     s.target_residency_ns = r.ns(o["target_residency_ns"], p + ".target_residency_ns");
     s.real_exit_ns = r.ns(o["real_exit_ns"], p + ".real_exit_ns");
     s.polling = o.contains("polling") ? r.boolean(o["polling"], p + ".polling") : false;
+    s.cluster = o.contains("cluster") ? r.boolean(o["cluster"], p + ".cluster") : false;
     s.source = r.optional_source(o, p);
     if (o.contains("real_exit_source"))
       s.real_exit_source = r.string(o["real_exit_source"], p + ".real_exit_source");
