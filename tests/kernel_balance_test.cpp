@@ -8,6 +8,7 @@
 #include "kernel/kernel.h"
 #include "kernel/kernel_impl.h"
 #include "kernel_test_util.h"
+#include "machine/machine_file.h"
 
 using namespace schedtwin;
 using namespace schedtwin::kernel;
@@ -867,5 +868,104 @@ TEST(Balance, ACpuGoingTicklessHasItsNextBalanceCollatedFromV516) {
     EXPECT_EQ(k.nohz_.next_balance, j + 7);
     EXPECT_EQ(k.nohz_.has_blocked, has_blocked);
     EXPECT_EQ(k.nohz_.next_blocked, next_blocked);
+  }
+}
+
+// calculate_imbalance's migrate_load case, local group fully busy (hand-set statistics): the
+// domain average is 1000, the busiest group's avg_load 1500. The kernel computes
+// min((busiest - avg) * cap, (avg - local) * cap) / 1024 in unsigned long, so a local group
+// above the average wraps its term and the busiest group's 500 is taken. v5.7
+// (111688ca1c4a) returns 0 for a local group at least as loaded as the busiest, v6.3
+// (91dcf1e8068e) for one at least as loaded as the domain average.
+TEST(Balance, TheLoadImbalanceIsComputedInUnsignedLongAsTheKernelDoes) {
+  struct Case {
+    const char* profile;
+    unsigned long local_load;
+    long imbalance;
+  };
+  for (const Case& c : {Case{"v5.6", 1200, 500}, Case{"v5.6", 1600, 500}, Case{"v5.7", 1200, 500},
+                        Case{"v5.7", 1600, 0}, Case{"v5.17", 1200, 500}, Case{"v6.6", 1200, 0},
+                        Case{"v6.6", 900, 100}}) {
+    KernelImpl k(flat_machine(1, 4), config(c.profile));
+    lb_env env;
+    env.dst_cpu = 1;
+    env.idle = CPU_NOT_IDLE;
+    sd_lb_stats sds;
+    sds.total_load = 2000;
+    sds.total_capacity = 2048;
+    sds.local_stat.group_type = sg_type::group_fully_busy;
+    sds.local_stat.group_load = c.local_load;
+    sds.local_stat.group_capacity = 1024;
+    sds.busiest_stat.group_type = sg_type::group_overloaded;
+    sds.busiest_stat.avg_load = 1500;
+    sds.busiest_stat.group_capacity = 1024;
+    k.calculate_imbalance(env, sds);
+    EXPECT_EQ(env.imbalance, c.imbalance) << c.profile << " local load " << c.local_load;
+  }
+}
+
+// task_hot: from v5.10 (ec73240b1627) a task is never cache hot for its SMT sibling ("SMT
+// siblings share cache"); above the SMT level, and before v5.10, a task that ran within
+// migration_cost (0.5 ms) is.
+TEST(Balance, SmtSiblingsShareCacheFromV510) {
+  for (const char* profile : {"v5.7", "v5.17"}) {
+    KernelImpl k(machine::load_machine("xeon-e5-2650v4"), config(profile));
+    BusyBody body;
+    TaskId t = k.create_task({.name = "p", .cpus = {0}}, &body, 0);
+    k.run_until(ms(1));
+    Task& p = k.task(t);
+    p.se.exec_start = k.now_;
+    const int sibling = k.smt_siblings(0)[0] == 0 ? k.smt_siblings(0)[1] : k.smt_siblings(0)[0];
+    ASSERT_EQ(k.levels_[static_cast<size_t>(k.cpu_rq(sibling).sd[0].level_id)].name, "SMT");
+    lb_env env;
+    env.src_cpu = 0;
+    env.dst_cpu = sibling;
+    env.sd_idx = 0;
+    env.idle = CPU_IDLE;
+    EXPECT_EQ(k.task_hot(p, env), std::string(profile) == "v5.7" ? 1 : 0) << profile;
+    env.dst_cpu = 1;  // another core of the LLC
+    env.sd_idx = 1;
+    EXPECT_EQ(k.task_hot(p, env), 1) << profile;
+  }
+}
+
+// active_load_balance_cpu_stop: "Active balancing done, reset the failure counter."
+TEST(Balance, ASuccessfulActiveBalanceResetsTheFailureCount) {
+  KernelImpl k(flat_machine(1, 2), config("v5.7"));
+  BusyBody body;
+  TaskId t = k.create_task({.name = "p", .cpus = {0}}, &body, 0);
+  k.set_affinity(t, {});
+  k.run_until(ms(1));
+  ASSERT_EQ(k.task(t).cpu, 0);
+  k.cpu_rq(0).active_balance = true;
+  k.cpu_rq(0).push_cpu = 1;
+  k.cpu_rq(1).sd[0].nr_balance_failed = 5;
+  k.active_load_balance_cpu_stop(0);
+  EXPECT_EQ(k.task(t).cpu, 1);
+  EXPECT_EQ(k.cpu_rq(1).sd[0].alb_pushed, 1u);
+  EXPECT_EQ(k.cpu_rq(1).sd[0].nr_balance_failed, 0u);
+}
+
+// A CPU going newly idle with a wakeup queued on it: from v5.13 (9c9f520a1467)
+// newidle_balance returns at once, before idle_stamp is set; from v6.0 (792b9f65a568)
+// should_we_balance also stops a newly idle balance once the CPU has something to run.
+TEST(Balance, ANewlyIdleCpuWithAQueuedWakeupDoesNotBalance) {
+  for (const char* profile : {"v5.7", "v5.17", "v6.0"}) {
+    KernelImpl k(flat_machine(1, 2), config(profile));
+    k.run_until(ms(5));
+    Rq& rq = k.cpu_rq(1);
+    rq.idle_stamp = 0;
+    rq.avg_idle = ms(1);
+    rq.ttwu_pending = 1;
+    k.rd_overload_ = true;
+    k.newidle_balance(1);
+    EXPECT_EQ(rq.idle_stamp, std::string(profile) == "v5.7" ? k.now_ : 0) << profile;
+    lb_env env;
+    env.dst_cpu = 1;
+    env.sd_idx = 0;
+    env.idle = CPU_NEWLY_IDLE;
+    ++k.lb_epoch_;
+    EXPECT_EQ(k.should_we_balance(env), std::string(profile) != "v6.0") << profile;
+    rq.ttwu_pending = 0;
   }
 }

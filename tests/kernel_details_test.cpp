@@ -687,3 +687,24 @@ TEST(IdleExit, AClusterLevelStateCostsItsExitOnlyWhenTheWholeClusterIsDown) {
     }
   }
 }
+
+// select_idle_cpu's budget on a 4-CPU LLC: CPUs 0-2 busy, CPU 3 idle, the task may run on 0
+// and 3 only, nr = 4 (SIS_PROP: 4 x avg_idle/512 of 1000 ns against avg_scan_cost 999 + 1
+// is not above 4 x 1000). Up to v5.5 the loop walks the whole LLC and spends budget before
+// the affinity test: 0 (busy), 1 and 2 (not allowed) use it up before 3. From v5.6
+// (60588bfa223f) only allowed CPUs are walked: 0, then 3, found.
+TEST(SelectIdleCpu, CpusTheTaskMayNotUseSpendTheBudgetUpToV55) {
+  for (const char* profile : {"v5.4", "v5.7"}) {
+    KernelImpl k(flat_machine(1, 4), config(profile));
+    BusyBody hog[3], body;
+    for (int c = 0; c < 3; ++c) k.create_task({.name = "hog", .cpus = {c}}, &hog[c], c);
+    TaskId t = k.create_task({.name = "p", .cpus = {0}}, &body, 0);
+    k.run_until(ms(1));
+    k.set_affinity(t, {0, 3});
+    k.this_cpu_ = 0;
+    k.cpu_rq(0).avg_idle = 512 * 1000;
+    Rq& rq = k.cpu_rq(0);
+    rq.sd[static_cast<size_t>(rq.sd_llc)].avg_scan_cost = 999;
+    EXPECT_EQ(k.select_idle_cpu(k.task(t), 0), std::string(profile) == "v5.4" ? -1 : 3) << profile;
+  }
+}

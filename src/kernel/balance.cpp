@@ -152,11 +152,14 @@ void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
   for (size_t k = 0; k < rq.sd.size(); ++k) {
     SchedDomain& sd = rq.sd[k];
     const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
+    bool decayed = false;
     if (time_after(jiffies(), sd.next_decay_max_lb_cost)) {
       sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
       sd.next_decay_max_lb_cost = jiffies() + hz_;
-      need_decay = true;
+      decayed = true;
     }
+    // v5.16 (e60b56e46b38): need_decay = update_newidle_cost(sd, 0), the last domain's.
+    need_decay = prof_.version >= 516 ? decayed : need_decay || decayed;
     max_cost += sd.max_newidle_lb_cost;
     if (!(lvl.flags & SD_LOAD_BALANCE)) continue;
     if (!continue_balancing) {
@@ -194,7 +197,11 @@ void KernelImpl::rebalance_domains(int cpu, cpu_idle_type idle) {
 // core is preferred, then the first idle CPU with busy siblings.
 bool KernelImpl::should_we_balance(const lb_env& env) {
   if (!lb_cpu_allowed(env.dst_cpu)) return false;
-  if (env.idle == CPU_NEWLY_IDLE) return true;
+  if (env.idle == CPU_NEWLY_IDLE) {
+    // v6.0 (792b9f65a568): a newly idle CPU that got a task or a queued wakeup bails out.
+    const Rq& dst = cpu_rq(env.dst_cpu);
+    return prof_.version < 600 || (dst.nr_running == 0 && dst.ttwu_pending == 0);
+  }
   const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
   const SchedGroup& sg = groups_[static_cast<size_t>(sd.groups.front())];
   const bool prefer_idle_core =
@@ -416,17 +423,19 @@ void KernelImpl::calculate_imbalance(lb_env& env, sd_lb_stats& sds) {
   if (local.group_type < sg_type::group_overloaded) {
     local.avg_load = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity;
     sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
-    if (local.avg_load >= busiest.avg_load) {
+    // v5.7 (111688ca1c4a), and v6.3 (91dcf1e8068e) against the domain average too.
+    if ((prof_.version >= 507 && local.avg_load >= busiest.avg_load) ||
+        (prof_.version >= 603 && local.avg_load >= sds.avg_load)) {
       env.imbalance = 0;
       return;
     }
   }
   env.mtype = migrate_load;
-  long a = (static_cast<long>(busiest.avg_load) - static_cast<long>(sds.avg_load)) *
-           static_cast<long>(busiest.group_capacity);
-  long b = (static_cast<long>(sds.avg_load) - static_cast<long>(local.avg_load)) *
-           static_cast<long>(local.group_capacity);
-  env.imbalance = std::max(0L, std::min(a, b) / SCHED_CAPACITY_SCALE);
+  // In unsigned long, as the kernel computes it: a group on the wrong side of the domain
+  // average wraps its term, and the other term is taken.
+  const unsigned long a = (busiest.avg_load - sds.avg_load) * busiest.group_capacity;
+  const unsigned long b = (sds.avg_load - local.avg_load) * local.group_capacity;
+  env.imbalance = static_cast<long>(std::min(a, b) / SCHED_CAPACITY_SCALE);
 }
 
 // find_busiest_group (fair.c v5.7): returns the busiest group or -1 when balanced.
@@ -494,7 +503,8 @@ int KernelImpl::find_busiest_queue(lb_env& env, int group) {
       }
       case migrate_util: {
         unsigned long util = cpu_util(i);
-        if (nr_running <= 1) continue;
+        // v5.7 (c32b4308295a): a CPU running one task is no source of utilization.
+        if (prof_.version >= 507 && nr_running <= 1) continue;
         if (busiest_util < util) {
           busiest_util = util;
           busiest = i;
@@ -517,6 +527,9 @@ int KernelImpl::find_busiest_queue(lb_env& env, int group) {
 // task_hot (fair.c v5.7).
 int KernelImpl::task_hot(Task& p, const lb_env& env) {
   if (p.policy == Policy::Idle) return 0;
+  // v5.10 (ec73240b1627): "SMT siblings share cache".
+  if (prof_.version >= 510 && (level_of(env.dst_cpu, env.sd_idx).flags & SD_SHARE_CPUCAPACITY))
+    return 0;
   cfs_rq& cfs = *p.se.cfs;
   if (feat(Feature::CACHE_HOT_BUDDY) && cpu_rq(env.dst_cpu).nr_running &&
       (cfs.next == &p.se || cfs.last == &p.se))
@@ -557,11 +570,10 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
     return false;
   }
   int hot = task_hot(p, env);
-  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  SchedDomain& sd = env_sd(env);
   if (hot <= 0 || sd.nr_balance_failed >
                       static_cast<unsigned>(level_of(env.dst_cpu, env.sd_idx).cache_nice_tries)) {
-    if (hot == 1 && env.idle != CPU_SCHED_IDLE)
-      cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)].lb_hot_gained[env.idle]++;
+    if (hot == 1 && env.idle != CPU_SCHED_IDLE) sd.lb_hot_gained[env.idle]++;
     return true;
   }
   if (xp())
@@ -592,7 +604,7 @@ void KernelImpl::attach_task_lb(Task& p, int dst_cpu) {
 // detach_tasks (fair.c v5.7): walk the busiest rq's cfs_tasks from its tail.
 int KernelImpl::detach_tasks(lb_env& env) {
   Rq& src = cpu_rq(env.src_cpu);
-  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  const SchedDomain& sd = env_sd(env);
   const DomainLevel& lvl = level_of(env.dst_cpu, env.sd_idx);
   int detached = 0;
   if (env.imbalance <= 0) return 0;
@@ -611,7 +623,9 @@ int KernelImpl::detach_tasks(lb_env& env) {
     if (take) {
       switch (env.mtype) {
         case migrate_load: {
-          long load = std::max<long>(static_cast<long>(task_h_load(p)), 1);
+          // v5.8 (01cfcde9c26d) counts a task_h_load of 0 as 1.
+          long load = static_cast<long>(task_h_load(p));
+          if (prof_.version >= 508) load = std::max(load, 1L);
           // v5.5: half the load against the imbalance while nr_balance_failed <=
           // cache_nice_tries; from v5.10 (5a7f55590467) the load halved once per failed
           // balance (the shift bounded at 63, as a later fix's shr_bound does).
@@ -687,7 +701,7 @@ bool KernelImpl::voluntary_active_balance(const lb_env& env) { return env.mtype 
 
 bool KernelImpl::need_active_balance(const lb_env& env) {
   if (voluntary_active_balance(env)) return true;
-  const SchedDomain& sd = cpu_rq(env.dst_cpu).sd[static_cast<size_t>(env.sd_idx)];
+  const SchedDomain& sd = env_sd(env);
   if (prof_.version >= 512 && env.mtype != migrate_task) return false;
   return sd.nr_balance_failed >
          static_cast<unsigned>(level_of(env.dst_cpu, env.sd_idx).cache_nice_tries + 2);
@@ -702,8 +716,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
   const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
   lb_env env;
   env.sd_idx = sd_idx;
+  env.sd_cpu = this_cpu;
   env.dst_cpu = this_cpu;
-  env.dst_group = idle == CPU_NEWLY_IDLE ? -1 : sd.groups.front();
+  // dst_grpmask is the local group for every balance type since v4.18 (65a4433aebe3); a
+  // newly idle CPU's can_migrate_task still never retargets.
+  env.dst_group = sd.groups.front();
   env.idle = idle;
   env.loop_break = sched_nr_migrate_break;
   ++lb_epoch_;  // env->cpus = the domain span
@@ -810,8 +827,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
         bool subset = true;
         for (int c : lvl.span) {
           if (!lb_cpu_allowed(c)) continue;
-          if (env.dst_group < 0 ||
-              !std::binary_search(groups_[static_cast<size_t>(env.dst_group)].cpus.begin(),
+          if (!std::binary_search(groups_[static_cast<size_t>(env.dst_group)].cpus.begin(),
                                   groups_[static_cast<size_t>(env.dst_group)].cpus.end(), c)) {
             subset = false;
             break;
@@ -962,6 +978,7 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
     return;
   }
   sd.alb_pushed++;
+  sd.nr_balance_failed = 0;  // "Active balancing done, reset the failure counter."
   lb_stats_.active_migrations++;
   lb_stats_.by_domain[static_cast<size_t>(sd_idx)].active_migrations++;
   int saved_cpu = this_cpu_;
@@ -993,6 +1010,8 @@ int KernelImpl::newidle_balance(int cpu) {
   std::int64_t next_balance = jiffies() + hz_;
   int pulled = 0;
   Time curr_cost = 0;
+  // v5.13 (9c9f520a1467): a wakeup already queued here will run next.
+  if (prof_.version >= 513 && rq.ttwu_pending) return 0;
   rq.idle_stamp = now_;
   const bool too_short = v516 ? !rq.sd.empty() && rq.avg_idle < rq.sd.front().max_newidle_lb_cost
                               : rq.avg_idle < sysctl_sched_migration_cost;
@@ -1029,6 +1048,10 @@ int KernelImpl::newidle_balance(int cpu) {
         if (domain_cost > sd.max_newidle_lb_cost) {
           sd.max_newidle_lb_cost = domain_cost;
           if (v516) sd.next_decay_max_lb_cost = jiffies() + hz_;
+        } else if (v516 && time_after(jiffies(), sd.next_decay_max_lb_cost)) {
+          // update_newidle_cost decays here too
+          sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+          sd.next_decay_max_lb_cost = jiffies() + hz_;
         }
         curr_cost += domain_cost;
       }
@@ -1169,7 +1192,12 @@ void KernelImpl::nohz_balancer_kick(int cpu) {
 
 // kick_ilb (fair.c v5.7): the first tickless idle CPU balances for all of them.
 void KernelImpl::kick_ilb(unsigned flags) {
-  if (flags & NOHZ_BALANCE_KICK) nohz_.next_balance = jiffies() + 1;
+  // Up to v5.7 every kick, a stats-only one too, pushes the next one a jiffy later; v5.8
+  // (3ea2f097b17e) only a balance kick, to the next jiffy.
+  if (prof_.version < 508)
+    nohz_.next_balance++;
+  else if (flags & NOHZ_BALANCE_KICK)
+    nohz_.next_balance = jiffies() + 1;
   int ilb = -1;
   for (int c = 0; c < nr_cpus(); ++c) {
     if (cpu_rq(c).nohz_tick_stopped && idle_cpu(c)) {

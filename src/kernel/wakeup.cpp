@@ -254,9 +254,13 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
                                                     : target;
   size_t start =
       static_cast<size_t>(std::lower_bound(span.begin(), span.end(), first) - span.begin());
+  // Up to v5.5 the loop walks the whole LLC and tests the task's affinity after spending
+  // budget on the CPU; v5.6 (60588bfa223f) walks only the CPUs the task may use.
+  const bool budget_on_disallowed = prof_.version < 506;
   for (size_t k = 0; k < span.size(); ++k) {
     int cpu = span[(start + k) % span.size()];
-    if (!p.allowed[cpu]) {
+    const bool allowed = p.allowed[cpu];
+    if (!allowed && !budget_on_disallowed) {
       if (x) scan += fmt::format(" {} not-allowed", cpu);
       continue;
     }
@@ -264,7 +268,7 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
       if (x) scan += fmt::format(" {} overloaded", cpu);
       continue;
     }
-    if (rotate) target_rq.sis_next_cpu = cpu;
+    if (rotate && allowed) target_rq.sis_next_cpu = cpu;
     if (has_idle_core) {
       // select_idle_core (v5.17): the core of `cpu`; its siblings leave the candidates.
       if (core_visited_[cpu]) continue;
@@ -294,6 +298,10 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
             scan + (r != kNone ? fmt::format(" | budget spent: fall back to sched-idle cpu{}", r)
                                : std::string(" | budget spent")));
       return r;  // the scan's time is not averaged
+    }
+    if (!allowed) {
+      if (x) scan += fmt::format(" {} not-allowed", cpu);
+      continue;
     }
     probes_++;
     if (x) scan += fmt::format(" {} {}", cpu, cpu_state(cpu));
