@@ -162,6 +162,18 @@ TEST(PingpongCli, BadOptionsExitTwo) {
   }
 }
 
+// -r takes uperf's duration syntax too: 0.002, 0.002s and 2ms are the same run.
+TEST(PingpongCli, RuntimeInUperfSyntax) {
+  const std::string a = run_bin("pingpong --threads 2 -r 0.002 --machine hikey").out;
+  EXPECT_NE(a.find("0.00(s)"), std::string::npos) << a;
+  EXPECT_EQ(run_bin("pingpong --threads 2 -r 0.002s --machine hikey").out, a);
+  EXPECT_EQ(run_bin("pingpong --threads 2 -r 2ms --machine hikey").out, a);
+  Result r = run_bin("pingpong --threads 2 -r 30x --machine hikey", true);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("--runtime: expected seconds, e.g. 30, 30s, 500ms"), std::string::npos)
+      << r.out;
+}
+
 TEST(PingpongCli, BadInputExitsOneAndWritesNothing) {
   const std::string json = temp_path("never.json");
   EXPECT_EQ(run_bin("pingpong -r 0.001 --machine no-such-machine --json " + json).rc, 1);

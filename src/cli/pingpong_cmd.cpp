@@ -160,9 +160,31 @@ void add_pingpong_options(CLI::App& sub, PingpongArgs& a) {
                  "(k = 1024), e.g. 64, 8k, 1m; 1 to 1g")
       ->capture_default_str();
   sub.add_option("-r,--runtime", a.runtime_s,
-                 "Seconds of the timed transaction (the profile's duration=\"30s\"); fractions "
-                 "allowed, up to 86400")
-      ->capture_default_str();
+                 "Seconds of the timed transaction, as a number or in uperf's duration syntax "
+                 "(the profile's duration=\"30s\"): 30, 30s, 500ms; fractions allowed, up to "
+                 "86400 s")
+      ->capture_default_str()
+      ->transform(CLI::Validator(
+          [](std::string& in) -> std::string {
+            // uperf's "30s" / "500ms": the number in seconds, which the option then reads.
+            auto ends = [&](std::string_view suffix) {
+              return in.size() > suffix.size() &&
+                     in.compare(in.size() - suffix.size(), suffix.size(), suffix) == 0;
+            };
+            if (ends("ms")) {
+              const std::string num = in.substr(0, in.size() - 2);
+              double v = 0;
+              if (!CLI::detail::lexical_cast(num, v))
+                return "expected seconds, e.g. 30, 30s, 500ms";
+              in = fmt::format("{}", v / 1000);
+            } else if (ends("s")) {
+              in.pop_back();
+            }
+            double v = 0;
+            if (!CLI::detail::lexical_cast(in, v)) return "expected seconds, e.g. 30, 30s, 500ms";
+            return "";
+          },
+          "SECONDS"));
   add_common_options(sub, a.common);
 }
 
