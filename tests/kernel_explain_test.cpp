@@ -385,3 +385,45 @@ TEST(Explain, WakeupPreemptionIsExplained) {
   }
   EXPECT_EQ(records, 1) << remote;
 }
+
+namespace {
+struct BlockBody : TaskBody {
+  Step next(TaskId, Time) override { return Step::block(); }
+};
+// Runs 100 us, wakes `wakee`, then blocks for good.
+struct WakeOnceBody : TaskBody {
+  Kernel* k = nullptr;
+  TaskId wakee = kNoTask;
+  int calls = 0;
+  Step next(TaskId, Time) override {
+    if (calls++ == 0) return Step::run(us(100));
+    if (calls == 2) k->wake_up(wakee, 0);
+    return Step::block();
+  }
+};
+}  // namespace
+
+// From v6.0 (f3dd3f674555) a wakeup onto an idle CPU of the waker's LLC goes through that
+// CPU's wake list; the record says so, as it does for a cross-LLC wakeup.
+TEST(Explain, AWakeListWakeupWithinTheLlcIsNamed) {
+  for (const char* profile : {"v5.17", "v6.0"}) {
+    Config c;
+    c.profile = make_profile(profile);
+    Kernel k(flat_machine(1, 4), c);
+    std::ostringstream out;
+    Explain x(out, Explain::Format::Text, 1000);
+    k.set_explain(&x);
+    BlockBody sleeper;
+    TaskId b = k.create_task({.name = "b", .cpus = {1}}, &sleeper, 1);
+    k.run_until(ms(1));
+    WakeOnceBody waker;
+    waker.k = &k;
+    waker.wakee = b;
+    k.create_task({.name = "a", .cpus = {0}}, &waker, 0);
+    k.run_until(ms(5));
+    const bool v60 = std::string(profile) == "v6.0";
+    EXPECT_EQ(out.str().find("-> cpu1 (wake list of the idle CPU + IPI)") != std::string::npos, v60)
+        << profile << "\n"
+        << out.str();
+  }
+}

@@ -359,11 +359,14 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   // preempt record of the target CPU (check_preempt_curr).
   std::string result;
   if (xp()) {
-    bool remote =
-        feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ && !cpus_share_cache(this_cpu_, cpu);
+    const bool queued = ttwu_queue_cond(cpu);
+    const bool same_llc = cpus_share_cache(this_cpu_, cpu);
     explain_->data("target_cpu", cpu);
-    explain_->data("remote_wake_list", remote ? 1 : 0);
-    result = fmt::format("cpu{}{}", cpu, remote ? " (remote wake list + IPI)" : "");
+    explain_->data("remote_wake_list", queued ? 1 : 0);
+    result = fmt::format("cpu{}{}", cpu,
+                         !queued    ? ""
+                         : same_llc ? " (wake list of the idle CPU + IPI)"
+                                    : " (remote wake list + IPI)");
   }
   ttwu_queue(p, cpu, wf);
   if (!result.empty() && xp()) explain_->end(result);
@@ -394,10 +397,14 @@ void KernelImpl::ttwu_stat(int cpu) {
 // IPI does the enqueue there; within an LLC the waker enqueues directly. v6.0+
 // (ttwu_queue_cond with f3dd3f674555) also hands a wakeup onto an idle CPU of the same LLC
 // to that CPU, "as the current CPU is likely busy".
+bool KernelImpl::ttwu_queue_cond(int cpu) const {
+  return feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ &&
+         (!cpus_share_cache(this_cpu_, cpu) ||
+          (prof_.version >= 600 && rq_[static_cast<size_t>(cpu)].nr_running == 0));
+}
+
 void KernelImpl::ttwu_queue(TaskId p, int cpu, unsigned wake_flags) {
-  if (feat(Feature::TTWU_QUEUE) && cpu != this_cpu_ &&
-      (!cpus_share_cache(this_cpu_, cpu) ||
-       (prof_.version >= 600 && cpu_rq(cpu).nr_running == 0))) {
+  if (ttwu_queue_cond(cpu)) {
     Rq& rq = cpu_rq(cpu);
     task(p).pending_wake_flags = wake_flags;
     rq.wake_list.push_back(p);

@@ -297,6 +297,7 @@ class KernelImpl {
   void tick_nohz_idle_stop_tick(int cpu, bool stop_tick);
   void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
   void start_idle_exit(int cpu, Time delay);
+  bool ttwu_queue_cond(int cpu) const;       // the wakeup goes through cpu's wake list
   bool cluster_powered_down(int cpu) const;  // every other CPU of its cluster in a cluster state
   void set_task_cpu(TaskId p, int new_cpu);
   void migrate_queued_task(Task& p, int dest);

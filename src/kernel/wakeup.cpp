@@ -236,10 +236,13 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
   std::string scan;
   if (x) {
     const bool all = nr == std::numeric_limits<int>::max();
-    scan = fmt::format(
-        "select_idle_cpu budget={}{}:", all ? std::string("all") : std::to_string(nr - 1),
-        why.empty() ? std::string() : " (" + why + ")");
-    if (!all) explain_->data("budget", static_cast<long long>(nr - 1));
+    // The idle-core scan walks every core whatever the budget (v5.12+: only the plain
+    // CPU scan counts it down).
+    scan = has_idle_core ? std::string("select_idle_cpu idle-core scan (no budget):")
+                         : fmt::format("select_idle_cpu budget={}{}:",
+                                       all ? std::string("all") : std::to_string(nr - 1),
+                                       why.empty() ? std::string() : " (" + why + ")");
+    if (!all && !has_idle_core) explain_->data("budget", static_cast<long long>(nr - 1));
   }
   // SIS_ROTATE (latency-nice RFC patches 8, 9): resume where the last search for this
   // target stopped.
@@ -311,16 +314,26 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
     }
     if (fallback && si_cpu == kNone && sched_idle_cpu(cpu)) si_cpu = cpu;
   }
+  bool core_fallback = false;
   if (has_idle_core) {
     for (int c : span) core_visited_[c] = 0;
     if (found == kNone) {
       set_idle_cores(target, false);
       found = si_cpu;  // idle_cpu: the first idle or sched-idle CPU seen
+      core_fallback = found != kNone;
     }
   }
   if (x)
-    explain_->step(
-        scan + (found != kNone ? fmt::format(" | found cpu{}", found) : std::string(" | none")));
+    explain_->step(scan + (core_fallback
+                               ? fmt::format(" | no idle core (has_idle_cores cleared): "
+                                             "the first idle or sched-idle CPU seen, cpu{}",
+                                             found)
+                           : found != kNone ? fmt::format(" | found cpu{}", found)
+                           : si_cpu != kNone && fallback && !consistent
+                               ? fmt::format(" | none (the sched-idle cpu{} seen is dropped: the "
+                                             "fallback returns it only when the budget runs out)",
+                                             si_cpu)
+                               : std::string(" | none")));
   if (!account_scan) return found;
   // The scan's duration is what the probes cost on this CPU.
   std::int64_t time = static_cast<std::int64_t>(probes_ - probes_before) * m_.costs.idle_probe.ns;
