@@ -70,6 +70,13 @@ TEST(CliCompare, RtAppTableAndJsonMatchTheSingleRuns) {
           "\nchange:  kernel v5.3 -> v5.4 (its code paths as well); +SIS_SCHED_IDLE_FALLBACK\n"),
       std::string::npos)
       << r.out;
+  // features.h's flags first, then the series' flags the kernel does not have.
+  EXPECT_NE(r.out.find("\nwith:    v5.4 = kernel v5.4, features GENTLE_FAIR_SLEEPERS,"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(",UTIL_EST; series flags SIS_SCHED_IDLE_FALLBACK,SIS_CORE\n"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\nruns:    2 per configuration, seeds 1..2;"), std::string::npos);
   EXPECT_NE(r.out.find("\nmetric    "), std::string::npos);
   for (const char* row : {"\ncfs_thread.wu_lat_us.mean ", "\ncfs_thread.wu_lat_us.p99 ",

@@ -406,8 +406,20 @@ std::string spec_label(const std::string& spec) {
                      items.size());
 }
 
+// The flags that are on: first those of the release's kernel/sched/features.h (what its
+// debugfs features file would list), then the series' flags schedtwin models on top, which a
+// reader of an LKML post would not find in the kernel.
 std::string describe(const kernel::Profile& p) {
-  return fmt::format("kernel {}, features {}", p.name, p.features.to_string());
+  std::vector<std::string> mainline, series;
+  const std::vector<kernel::MainlineFlag> in_kernel = kernel::mainline_features(p.version);
+  for (const std::string& name : p.features.names()) {
+    const bool listed = std::any_of(in_kernel.begin(), in_kernel.end(),
+                                    [&](const kernel::MainlineFlag& f) { return name == f.name; });
+    (listed ? mainline : series).push_back(name);
+  }
+  std::string out = fmt::format("kernel {}, features {}", p.name, fmt::join(mainline, ","));
+  if (!series.empty()) out += fmt::format("; series flags {}", fmt::join(series, ","));
+  return out;
 }
 
 // Whether the two configurations simulate alike: the same profile and the same value of
