@@ -708,3 +708,41 @@ TEST(SelectIdleCpu, CpusTheTaskMayNotUseSpendTheBudgetUpToV55) {
     EXPECT_EQ(k.select_idle_cpu(k.task(t), 0), std::string(profile) == "v5.4" ? -1 : 3) << profile;
   }
 }
+
+namespace {
+// Wakes `peer` (when set), then sleeps until woken.
+struct WakeThenSleep : TaskBody {
+  KernelImpl* k = nullptr;
+  TaskId peer = kNoTask;
+  Step next(TaskId, Time) override {
+    if (peer != kNoTask) k->try_to_wake_up(peer, WF_NONE);
+    peer = kNoTask;
+    return Step::block();
+  }
+};
+}  // namespace
+
+// A task that wakes another and then blocks leaves its CPU in the kernel for the wakeup's
+// cost (try_to_wake_up, then __schedule): the CPU is not idle and enters no idle state
+// until that is paid; the kernel time is not lost.
+TEST(IdleEntry, KernelTimeOwedIsPaidBeforeTheCpuIdles) {
+  machine::Machine m = flat_machine(1, 2);
+  m.costs.wakeup.ns = us(5);
+  KernelImpl k(m, config());
+  WakeThenSleep b, a;
+  b.k = a.k = &k;
+  TaskId tb = k.create_task({.name = "b", .cpus = {1}}, &b, 1);
+  k.run_until(ms(1));
+  ASSERT_EQ(k.task(tb).state, TaskState::Blocked);
+  a.peer = tb;
+  k.create_task({.name = "a", .cpus = {0}}, &a, 0);
+  // a runs at once on idle CPU 0 (nothing owed, no exit cost), wakes b and blocks.
+  k.run_until(ms(1) + us(4));
+  EXPECT_EQ(k.task(tb).nr_wakeups, 1);  // b ran at once on idle CPU 1, and sleeps again
+  EXPECT_FALSE(k.idle_cpu(0));
+  EXPECT_EQ(k.cpu_rq(0).idle_state, -1);
+  k.run_until(ms(1) + us(6));
+  EXPECT_TRUE(k.idle_cpu(0));
+  EXPECT_GE(k.cpu_rq(0).idle_state, 0);
+  EXPECT_EQ(k.cpu_rq(0).idle_entered, ms(1) + us(5));
+}

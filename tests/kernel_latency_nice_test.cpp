@@ -185,6 +185,41 @@ TEST(LatencyNice, ProbeCostShowsUpInTheWakersTime) {
   }
 }
 
+// select_task_rq returns before ttwu_queue: the wakee's CPU is kicked only once the search
+// is over, so it starts running the scan's cost later (IPI, then its idle state's exit).
+TEST(LatencyNice, ProbeCostDelaysTheWakee) {
+  machine::Machine m = machine::load_machine("xeon-2s-88");
+  m.costs.idle_probe.ns = 1000;
+  KernelImpl probe(m, config("v5.3", "latency-nice"));
+  const auto& span =
+      probe
+          .levels_[static_cast<size_t>(
+              probe.cpu_rq(0).sd[static_cast<size_t>(probe.cpu_rq(0).sd_llc)].level_id)]
+          .span;
+  const int idle = span[10];
+  KernelImpl k(m, config("v5.3", "latency-nice"));
+  std::vector<BusyBody> bodies;
+  TaskId p = all_busy(k, bodies, idle);
+  k.task(p).latency_nice = 100;  // a budget of 43 CPUs reaches span[10]
+  k.task(p).state = TaskState::Blocked;
+  k.deactivate_task(0, p, DEQUEUE_SLEEP);
+  ASSERT_EQ(k.cpu_rq(idle).mode, CpuMode::Idle);
+  const int state = k.cpu_rq(idle).idle_state;
+  ASSERT_GE(state, 0);
+  k.this_cpu_ = 4;
+  k.current_ = k.cpu_rq(4).curr;
+  k.settle(4);
+  const Time debt_before = k.cpu_rq(4).debt;
+  k.probes_ = 0;
+  ASSERT_TRUE(k.try_to_wake_up(p, WF_NONE));
+  ASSERT_EQ(k.task(p).cpu, idle);
+  const Time scan = k.cpu_rq(4).debt - debt_before - m.costs.wakeup.ns;
+  EXPECT_GE(scan, 10 * 1000);
+  EXPECT_EQ(
+      k.q_.when(k.cpu_rq(idle).idle_exit_slot),
+      k.now_ + scan + m.costs.ipi.ns + m.idle_states[static_cast<size_t>(state)].real_exit_ns);
+}
+
 // SIS_UTIL (v6.0): nr_idle_scan = llc_weight * (1 - (util/llc_weight)^2 * pct^2 / 10^4 / 1024^2)
 // With the LLC idle (util 0) the whole LLC may be scanned; at 85 % utilization none.
 TEST(LatencyNice, SisUtilScanDepthFallsWithUtilization) {

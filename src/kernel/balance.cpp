@@ -1002,16 +1002,18 @@ void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
 // newidle_balance (fair.c v5.7; idle_balance in v5.4). Returns > 0 when a fair task
 // was pulled. From v5.16 (Vincent Guittot's "Improve newidle lb cost tracking and early
 // abort": 9d783c8dd112, c5b0a7eefc70) the skip test is the lowest domain's
-// max_newidle_lb_cost instead of sysctl_sched_migration_cost, a pending wakeup stops the
-// domain walk, and a new maximum cost restarts its decay period (update_newidle_cost).
+// max_newidle_lb_cost instead of sysctl_sched_migration_cost, and a new maximum cost
+// restarts its decay period (update_newidle_cost). From v5.14 (e5e678e4fea2) a pending
+// wakeup returns at once and stops the domain walk. The pass runs at one instant: a
+// wakeup cannot arrive in the middle of it (its cost is paid before the CPU idles).
 int KernelImpl::newidle_balance(int cpu) {
   Rq& rq = cpu_rq(cpu);
-  const bool v516 = prof_.version >= 516;
+  const bool v514 = prof_.version >= 514, v516 = prof_.version >= 516;
   std::int64_t next_balance = jiffies() + hz_;
   int pulled = 0;
   Time curr_cost = 0;
-  // v5.13 (9c9f520a1467): a wakeup already queued here will run next.
-  if (prof_.version >= 513 && rq.ttwu_pending) return 0;
+  // v5.14 (e5e678e4fea2): a wakeup already queued here will run next.
+  if (v514 && rq.ttwu_pending) return 0;
   rq.idle_stamp = now_;
   const bool too_short = v516 ? !rq.sd.empty() && rq.avg_idle < rq.sd.front().max_newidle_lb_cost
                               : rq.avg_idle < sysctl_sched_migration_cost;
@@ -1056,7 +1058,7 @@ int KernelImpl::newidle_balance(int cpu) {
         curr_cost += domain_cost;
       }
       update_next_balance(sd, next_balance);
-      if (pulled || rq.nr_running > 0 || (v516 && rq.ttwu_pending)) break;
+      if (pulled || rq.nr_running > 0 || (v514 && rq.ttwu_pending)) break;
     }
     if (curr_cost > rq.max_idle_balance_cost) rq.max_idle_balance_cost = curr_cost;
   }

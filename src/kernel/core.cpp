@@ -4,7 +4,8 @@
 // the running task's work (capacity, SMT sharing, kernel time owed).
 //
 // Execution model: each CPU is Busy (running a task), Idle (in a cpuidle
-// state) or ExitingIdle (paying the IPI and the real exit cost of its state).
+// state) or ExitingIdle (paying the IPI and the real exit cost of its state, or, with
+// going_idle, the kernel time it still owed when it ran out of tasks).
 // Work a task is given (Step::run) completes after work/speed of CPU time;
 // kernel work done on a CPU (context switch, wakeups, idle-search probes) is a
 // debt paid before the running task's work resumes.
@@ -121,7 +122,7 @@ WakerInfo& KernelImpl::current_waker() {
 
 bool KernelImpl::idle_cpu(int cpu) const {
   const Rq& rq = rq_[static_cast<size_t>(cpu)];
-  return rq.curr == kNoTask && rq.nr_running == 0 && rq.ttwu_pending == 0;
+  return rq.curr == kNoTask && rq.nr_running == 0 && rq.ttwu_pending == 0 && !rq.going_idle;
 }
 
 // ---------------------------------------------------------------------------
@@ -309,7 +310,8 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   if (xp()) explain_->data("target_cpu", cpu);
   if (!t.allowed[static_cast<size_t>(cpu)])
     cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
-  charge(parent_cpu, static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
+  const Time scan = static_cast<Time>(probes_) * m_.costs.idle_probe.ns;
+  charge(parent_cpu, scan);
   probes_ = 0;
   t.cpu = cpu;
   set_task_rq(t, cpu);
@@ -319,7 +321,9 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   check_preempt_curr(cpu, id, WF_FORK);  // its decision goes into the fork record
   if (xp()) explain_->end(fmt::format("cpu{}", cpu));
   if (trace_) trace_->sched_wakeup_new(now_, parent_cpu, id, cpu);
+  kick_delay_ = scan;
   if (cpu_rq(cpu).need_resched) kick_cpu(cpu);
+  kick_delay_ = 0;
   this_cpu_ = saved_cpu;
   current_ = saved_cur;
   return id;
@@ -347,7 +351,8 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   }
   if (!t.allowed[static_cast<size_t>(cpu)])
     cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
-  charge(this_cpu_, m_.costs.wakeup.ns + static_cast<Time>(probes_) * m_.costs.idle_probe.ns);
+  const Time scan = static_cast<Time>(probes_) * m_.costs.idle_probe.ns;
+  charge(this_cpu_, m_.costs.wakeup.ns + scan);
   probes_ = 0;
   unsigned wf = wake_flags;
   if (cpu != t.cpu) {
@@ -368,7 +373,9 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
                          : same_llc ? " (wake list of the idle CPU + IPI)"
                                     : " (remote wake list + IPI)");
   }
+  kick_delay_ = scan;
   ttwu_queue(p, cpu, wf);
+  kick_delay_ = 0;
   if (!result.empty() && xp()) explain_->end(result);
   ttwu_stat(cpu);
   return true;
@@ -458,23 +465,29 @@ void KernelImpl::resched_curr(int cpu) {
 }
 
 // Make `cpu` run schedule() / its wake list: an IPI, then the real exit cost of its
-// idle state when it is idle; a polling idle CPU notices at once.
+// idle state when it is idle; a polling idle CPU notices at once. Inside a wakeup the
+// kick leaves after the idle search (kick_delay_); the enqueue itself is not moved, so
+// other CPUs see the wakee that much early.
 void KernelImpl::kick_cpu(int cpu) {
   Rq& rq = cpu_rq(cpu);
   switch (rq.mode) {
     case CpuMode::Busy:
-      if (!q_.armed(rq.ipi_slot)) q_.arm(rq.ipi_slot, now_ + m_.costs.ipi.ns);
+      if (!q_.armed(rq.ipi_slot)) q_.arm(rq.ipi_slot, now_ + kick_delay_ + m_.costs.ipi.ns);
       break;
     case CpuMode::Idle: {
       const machine::IdleState* s =
           rq.idle_state >= 0 ? &m_.idle_states[static_cast<size_t>(rq.idle_state)] : nullptr;
       if (s && s->polling)
-        start_idle_exit(cpu, 0);
+        start_idle_exit(cpu, kick_delay_);
       else
-        start_idle_exit(cpu, m_.costs.ipi.ns);
+        start_idle_exit(cpu, kick_delay_ + m_.costs.ipi.ns);
       break;
     }
     case CpuMode::ExitingIdle:
+      // Already waking for an earlier kick; it must not pick the wakee before the search
+      // that chose it has ended.
+      if (kick_delay_ > 0 && q_.when(rq.idle_exit_slot) < now_ + kick_delay_)
+        q_.arm(rq.idle_exit_slot, now_ + kick_delay_);
       break;
   }
 }
@@ -570,7 +583,12 @@ void KernelImpl::handle_timer_irq(int cpu, TaskId t) {
 
 void KernelImpl::on_idle_exit(int cpu) {
   Rq& rq = cpu_rq(cpu);
-  cpuidle_reflect(cpu, now_ - rq.idle_entered);
+  if (rq.going_idle) {
+    rq.going_idle = false;
+    rq.tick_wakeup = false;  // a tick in the kernel path did not interrupt an idle period
+  } else {
+    cpuidle_reflect(cpu, now_ - rq.idle_entered);
+  }
   if (trace_ && rq.idle_state >= 0) trace_->cpu_idle(now_, cpu, -1);
   rq.mode = CpuMode::Busy;  // in the kernel, not yet running a task
   rq.idle_state = -1;
@@ -967,8 +985,19 @@ void KernelImpl::trace_switch(int cpu, TaskId prev, SwitchState prev_state, Task
 void KernelImpl::enter_idle(int cpu) {
   Rq& rq = cpu_rq(cpu);
   rq.curr = kNoTask;
+  if (rq.debt > 0) {
+    // The kernel time still owed (a newly-idle balance that pulled nothing runs inside
+    // __schedule with interrupts off) comes first: interrupts, IPIs and wakeups wait for
+    // it, as for an idle exit, and the CPU then enters idle or runs what arrived.
+    rq.mode = CpuMode::ExitingIdle;
+    rq.going_idle = true;
+    rq.idle_state = -1;
+    q_.cancel(rq.step_slot);
+    q_.arm(rq.idle_exit_slot, now_ + rq.debt);
+    rq.debt = 0;
+    return;
+  }
   rq.mode = CpuMode::Idle;
-  rq.debt = 0;
   // idle_stamp is newidle_balance's: the idle loop going back to sleep after an interrupt
   // keeps the stamp of the schedule() that first went idle, so avg_idle sees the whole idle.
   q_.cancel(rq.step_slot);

@@ -430,6 +430,9 @@ class KernelImpl {
   bool test_idle_cores(int cpu) const { return llc_shared_[rq_[cpu].llc_id].has_idle_cores; }
   void set_idle_cores(int cpu, bool v) { llc_shared_[rq_[cpu].llc_id].has_idle_cores = v; }
   int probes_ = 0;  // CPUs examined by the current search, charged to the waker
+  // The search's cost, while try_to_wake_up or wake_up_new_task enqueues the task it chose:
+  // select_task_rq returns before ttwu_queue, so an IPI the enqueue sends leaves this late.
+  Time kick_delay_ = 0;
 
   // ---- balance.cpp ----
   void trigger_load_balance(int cpu, cpu_idle_type idle);

@@ -262,6 +262,9 @@ struct alignas(64) Rq {
   bool tick_stopped = false;       // tick_sched's tick_stopped: NO_HZ idle stopped the tick
   bool tick_wakeup = false;        // menu's tick_wakeup: the tick came during this idle period
   bool idle_tick_pending = false;  // the running tick interrupted idle; handled on the way out
+  // Nothing to run, but the kernel path that found so (a failed newly-idle balance, the
+  // wakeups the last task made before it blocked) is still being paid: not idle yet.
+  bool going_idle = false;
   Time idle_stamp = 0;       // rq->idle_stamp (0 = not idle)
   Time avg_idle = 0;
   Time max_idle_balance_cost = 0;
