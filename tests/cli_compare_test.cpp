@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -70,7 +71,8 @@ TEST(CliCompare, RtAppTableAndJsonMatchTheSingleRuns) {
           "\nchange:  kernel v5.3 -> v5.4 (its code paths as well); +SIS_SCHED_IDLE_FALLBACK\n"),
       std::string::npos)
       << r.out;
-  // features.h's flags first, then the series' flags the kernel does not have.
+  // features.h's flags first, then the series' flags the kernel does not have; no other flag
+  // is on, so no "model flags".
   EXPECT_NE(r.out.find("\nwith:    v5.4 = kernel v5.4, features GENTLE_FAIR_SLEEPERS,"),
             std::string::npos)
       << r.out;
@@ -287,6 +289,45 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
       << r.out;
   EXPECT_NE(r.out.find("change:  -SIS_PROP\n"), std::string::npos) << r.out;
   fs::remove_all(d);
+}
+
+// The header's flags in three groups: the release's features.h flags, the four series' flags,
+// and any other flag of the model (a flag you add, or another release's such as SIS_UTIL on
+// v5.4) after "model flags", not among the series'.
+TEST(CliCompare, TheHeaderKeepsOtherFlagsApartFromTheSeriesFlags) {
+  fs::path d = tmpdir("header");
+  Result r = run("compare --runs 1 --base v5.4 --with SIS_UTIL -- messaging -g 1 -l 10", d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nwith:    SIS_UTIL = kernel v5.4, features GENTLE_FAIR_SLEEPERS,"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(",UTIL_EST; series flags SIS_SCHED_IDLE_FALLBACK,SIS_CORE; model flags "
+                       "SIS_UTIL\nchange:  +SIS_UTIL\n"),
+            std::string::npos)
+      << r.out;
+  fs::remove_all(d);
+}
+
+TEST(CompareFigures, SeriesFlagsAreTheFourSeriesAndNoMainlineFlag) {
+  using namespace schedtwin::kernel;
+  const std::vector<Feature>& series = schedtwin::cli::series_flags();
+  auto is_series = [&](Feature f) {
+    return std::find(series.begin(), series.end(), f) != series.end();
+  };
+  for (const SeriesAlias& a : series_aliases())
+    for (Feature f : a.flags) EXPECT_TRUE(is_series(f)) << a.name << " " << feature_name(f);
+  for (const std::string& v : profile_names())
+    for (const MainlineFlag& m : mainline_features(make_profile(v).version))
+      if (m.feature != Feature::COUNT) {
+        EXPECT_FALSE(is_series(m.feature)) << v << " " << m.name;
+      }
+  Profile p = make_profile("v5.4");
+  apply_features(p.features, "SIS_UTIL,latency-nice,NO_SIS_PROP", "test");
+  EXPECT_EQ(schedtwin::cli::describe_profile(p),
+            "kernel v5.4, features GENTLE_FAIR_SLEEPERS,START_DEBIT,LAST_BUDDY,CACHE_HOT_BUDDY,"
+            "WAKEUP_PREEMPTION,TTWU_QUEUE,WA_IDLE,WA_WEIGHT,WA_BIAS,UTIL_EST; series flags "
+            "SIS_SCHED_IDLE_FALLBACK,LATENCY_NICE_SIS,SIS_CORE,SIS_ROTATE,SIS_SMT_FIRST; model "
+            "flags SIS_UTIL");
 }
 
 // --sweep g=1,2 is the two comparisons with -g 1 and -g 2 after ARGS, one row block each.

@@ -406,21 +406,50 @@ std::string spec_label(const std::string& spec) {
                      items.size());
 }
 
-// The flags that are on: first those of the release's kernel/sched/features.h (what its
-// debugfs features file would list), then the series' flags schedtwin models on top, which a
-// reader of an LKML post would not find in the kernel.
-std::string describe(const kernel::Profile& p) {
-  std::vector<std::string> mainline, series;
+}  // namespace
+
+// features.h's "series 1" to "series 4" flags, in its order: the four LKML series schedtwin
+// models, which the kernel has as code (a patch) rather than as a sched_feat.
+const std::vector<kernel::Feature>& series_flags() {
+  using kernel::Feature;
+  static const std::vector<Feature> flags = {
+      // series 1: the sched-idle fallback (v5.4) and its v5.6 follow-ups
+      Feature::SIS_SCHED_IDLE_FALLBACK, Feature::SCHED_IDLE_CONSISTENT,
+      // series 2: the latency-nice RFC
+      Feature::LATENCY_NICE_SIS, Feature::SIS_CORE, Feature::SIS_ROTATE, Feature::SIS_SMT_FIRST,
+      // series 3: runnable_avg group classification (v5.7)
+      Feature::RUNNABLE_AVG_CLASSIFY,
+      // series 4: the sched-idle balancing RFC
+      Feature::SIB_OVERLOAD_MASK, Feature::SIB_BALANCE, Feature::SIB_LAST_NONIDLE,
+      Feature::SIB_SIS_FILTER, Feature::SIB_IDLE_TASK_SPREAD};
+  return flags;
+}
+
+// The flags that are on, in three groups: those of the release's kernel/sched/features.h
+// (what its debugfs features file would list); after "series flags" those of the four series
+// (series_flags()), which a reader of an LKML post would not find in the kernel as flags; after
+// "model flags" any other: a flag added to the model (your own idea) or a mainline flag of
+// another release (SIS_UTIL on v5.4).
+std::string describe_profile(const kernel::Profile& p) {
+  std::vector<std::string> mainline, series, model;
   const std::vector<kernel::MainlineFlag> in_kernel = kernel::mainline_features(p.version);
-  for (const std::string& name : p.features.names()) {
+  for (int i = 0; i < kernel::kNumFeatures; ++i) {
+    const auto f = static_cast<kernel::Feature>(i);
+    if (!p.features.has(f)) continue;
+    const std::string name = kernel::feature_name(f);
     const bool listed = std::any_of(in_kernel.begin(), in_kernel.end(),
-                                    [&](const kernel::MainlineFlag& f) { return name == f.name; });
-    (listed ? mainline : series).push_back(name);
+                                    [&](const kernel::MainlineFlag& m) { return name == m.name; });
+    const bool of_series =
+        std::find(series_flags().begin(), series_flags().end(), f) != series_flags().end();
+    (listed ? mainline : of_series ? series : model).push_back(name);
   }
   std::string out = fmt::format("kernel {}, features {}", p.name, fmt::join(mainline, ","));
   if (!series.empty()) out += fmt::format("; series flags {}", fmt::join(series, ","));
+  if (!model.empty()) out += fmt::format("; model flags {}", fmt::join(model, ","));
   return out;
 }
+
+namespace {
 
 // Whether the two configurations simulate alike: the same profile and the same value of
 // every flag that profile reads (kernel::profile_reads); a flag it does not read, or an
@@ -709,9 +738,10 @@ CompareOutcome run_compare(const CompareRequest& r) {
     txt += fmt::format("machine: {}\n", machines[0]);
   else
     txt += fmt::format("machine: {} (one per {} value)\n", fmt::join(machines, ", "), sweep_label);
-  txt += fmt::format("base:    {} = {}\n",
-                     r.base_spec.empty() ? "(default)" : spec_label(r.base_spec), describe(base));
-  txt += fmt::format("with:    {} = {}\n", spec_label(r.with_spec), describe(with));
+  txt +=
+      fmt::format("base:    {} = {}\n", r.base_spec.empty() ? "(default)" : spec_label(r.base_spec),
+                  describe_profile(base));
+  txt += fmt::format("with:    {} = {}\n", spec_label(r.with_spec), describe_profile(with));
   txt += fmt::format("change:  {}\n", change(base, with));
   txt += fmt::format(
       "runs:    {} per configuration, seeds 1..{}; mean ± sd over runs; diff and 95% CI "
