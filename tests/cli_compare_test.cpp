@@ -100,6 +100,9 @@ TEST(CliCompare, RtAppTableAndJsonMatchTheSingleRuns) {
                         .get<double>();
     }
   json j = json::parse(slurp(d / "c.json"));
+  // Columns that differ: no note after the table (CliCompare.ColumnsThatAreTheSameRunsGetANote).
+  EXPECT_EQ(j["identical_runs"], false);
+  EXPECT_EQ(r.out.find("\nnote: --with made no difference"), std::string::npos) << r.out;
   const json& m = j["metrics"]["cfs_thread.wu_lat_us.mean"];
   const double mb = (v[0][0] + v[0][1]) / 2, mw = (v[1][0] + v[1][1]) / 2;
   EXPECT_DOUBLE_EQ(m["base"]["mean"].get<double>(), mb);
@@ -260,6 +263,10 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
             "schedtwin: warning: --with '' leaves the model as --base has it: both columns are "
             "the same runs, every diff is 0\n");
   EXPECT_NE(r.out.find("change:  same as base\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nnote: --with made no difference on any seed: every run's figures equal "
+                       "base's (it leaves the model as base has it)\n"),
+            std::string::npos)
+      << r.out;
   // Seed N of both columns is the same run: every paired difference is 0, so is the interval.
   r = run("compare --runs 3 --base v5.17 --with '' --json c.json -- messaging -g 1 -l 10", d);
   EXPECT_EQ(r.status, 0) << r.err;
@@ -288,6 +295,50 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("change:  -SIS_PROP\n"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
+// A flag the model reads that changes nothing on this machine (SIS_CORE on hikey, which has no
+// SMT) gives byte-identical columns: a note after the table says so and where to look, and the
+// JSON says it per point.
+TEST(CliCompare, ColumnsThatAreTheSameRunsGetANote) {
+  fs::path d = tmpdir("identical");
+  Result r = run(
+      "compare --runs 2 --base NO_SIS_CORE --with SIS_CORE --json c.json -- messaging -g 1 -l 10",
+      d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // not the same model: SIS_CORE is read, it just never finds an idle core
+  EXPECT_NE(r.out.find("\nnote: --with made no difference on any seed: every run's figures equal "
+                       "base's; check with --explain that the change is read on this kernel "
+                       "profile and machine (hikey has no SMT: no idle-core or SMT-sibling search "
+                       "to change)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(json::parse(slurp(d / "c.json"))["identical_runs"], true);
+  // v5.17's select_idle_sibling never calls select_idle_core: said too.
+  r = run("compare --runs 1 --base v5.17,NO_SIS_CORE --with SIS_CORE -- messaging -g 1 -l 10", d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("(hikey has no SMT: no idle-core or SMT-sibling search to change; v5.17+ "
+                       "profiles take v5.13's select_idle_sibling, which never calls "
+                       "select_idle_core or select_idle_smt)\n"),
+            std::string::npos)
+      << r.out;
+  // A sweep names the points where the columns are alike; on an SMT machine the flag counts.
+  r = run(
+      "compare --runs 2 --base NO_SIS_CORE --with SIS_CORE --sweep machine=hikey,xeon-e5-2650v4 "
+      "--json s.json -- messaging -g 2 -l 20",
+      d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nnote: --with made no difference on any seed at --machine hikey: every "
+                       "run's figures equal base's; check with --explain that the change is read "
+                       "on this kernel profile and machine (hikey has no SMT: no idle-core or "
+                       "SMT-sibling search to change)\n"),
+            std::string::npos)
+      << r.out;
+  const json s = json::parse(slurp(d / "s.json"));
+  EXPECT_EQ(s["points"][0]["identical_runs"], true);
+  EXPECT_EQ(s["points"][1]["identical_runs"], false);
+  EXPECT_FALSE(s.contains("identical_runs"));  // per point under a sweep
   fs::remove_all(d);
 }
 

@@ -466,6 +466,43 @@ bool same_model(const kernel::Profile& base, const kernel::Profile& with) {
   return true;
 }
 
+// Whether two runs gave the same figures: every metric (by name, in order), the run-wide
+// counters and the event count.
+bool same_figures(const RunFigures& a, const RunFigures& b) {
+  auto eq = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  if (a.metrics.size() != b.metrics.size() || a.events != b.events ||
+      !eq(a.sim_time_s, b.sim_time_s) || !eq(a.context_switches, b.context_switches) ||
+      !eq(a.migrations, b.migrations) || !eq(a.lb_migrations, b.lb_migrations))
+    return false;
+  for (std::size_t i = 0; i < a.metrics.size(); ++i)
+    if (a.metrics[i].first != b.metrics[i].first || !eq(a.metrics[i].second, b.metrics[i].second))
+      return false;
+  return true;
+}
+
+// The line after the table when with's runs equal base's, seed for seed (`where`: "" without a
+// sweep, else " at " the points). A flag that made no difference is most often one the profile or
+// the machine never reaches: `no_smt_machine` names a machine without SMT (no idle-core or
+// SMT-sibling search to change), `v513` says select_idle_sibling_v513 is in play (v5.17+
+// profiles without LATENCY_NICE_SIS or SIS_SMT_FIRST).
+std::string identical_note(const std::string& where, bool model_unchanged,
+                           const std::string& no_smt_machine, bool v513) {
+  std::string out = fmt::format(
+      "note: --with made no difference on any seed{}: every run's figures equal base's", where);
+  if (model_unchanged) return out + " (it leaves the model as base has it)\n";
+  std::vector<std::string> why;
+  if (!no_smt_machine.empty())
+    why.push_back(
+        fmt::format("{} has no SMT: no idle-core or SMT-sibling search to change", no_smt_machine));
+  if (v513)
+    why.push_back(
+        "v5.17+ profiles take v5.13's select_idle_sibling, which never calls select_idle_core or "
+        "select_idle_smt");
+  out += "; check with --explain that the change is read on this kernel profile and machine";
+  if (!why.empty()) out += fmt::format(" ({})", fmt::join(why, "; "));
+  return out + "\n";
+}
+
 // "+X -Y" of `with` against `base` (and the profile if it changed).
 std::string change(const kernel::Profile& base, const kernel::Profile& with) {
   // Groups joined by "; ": the kernel (a profile is more than its flags: each release's code
@@ -651,11 +688,13 @@ CompareOutcome run_compare(const CompareRequest& r) {
     print_feature_warnings(*profiles[c], fmt::format("--{}", config_names[c]));
 
   std::vector<std::string> machines;  // per point
+  std::vector<char> smt;              // per point: whether its machine has SMT siblings
   for (Point& pt : points) {
     try {
       const Scenario sc =
           make_scenario(run_options(*pt.prep.common, base, 1));  // InputError: machine
       machines.push_back(sc.machine.name);
+      smt.push_back(sc.machine.smt_width() > 1);
       for (const kernel::Profile* p : profiles) {
         const Scenario s = make_scenario(run_options(*pt.prep.common, *p, 1));
         if (!(s.config.profile.features == p->features) || s.config.profile.name != p->name)
@@ -718,7 +757,8 @@ CompareOutcome run_compare(const CompareRequest& r) {
 
   // Same seeds and the same model: the columns are byte-identical runs. Said once the runs
   // succeeded, so that a bad input stays a one-line error.
-  if (same_model(base, with))
+  const bool model_unchanged = same_model(base, with);
+  if (model_unchanged)
     fmt::print(stderr,
                "schedtwin: warning: --with '{}' leaves the model as --base has it: both columns "
                "are the same runs, every diff is 0\n",
@@ -780,7 +820,12 @@ CompareOutcome run_compare(const CompareRequest& r) {
   if (swept) header.insert(header.begin(), sweep_label);
   std::vector<std::vector<std::string>> rows = {header};
   bool partial = false;
+  std::vector<std::size_t> identical;  // the points where every run of with equals base's
   for (std::size_t k = 0; k < points.size(); ++k) {
+    bool same = true;
+    for (std::size_t s = 0; s < runs && same; ++s)
+      same = same_figures(results[k * 2 * runs + s], results[k * 2 * runs + runs + s]);
+    if (same) identical.push_back(k);
     // Metrics in the order the subcommand reports them (base seed 1 first), values in seed
     // order, indexed by seed - 1; a run that did not report a metric leaves its place empty, so
     // that the pairs stay aligned by seed.
@@ -826,9 +871,11 @@ CompareOutcome run_compare(const CompareRequest& r) {
       m["pairs"] = c.pairs;
       point["metrics"][metric] = std::move(m);
     }
+    point["identical_runs"] = same;
     if (!swept) {
       j["metric_order"] = std::move(point["metric_order"]);
       j["metrics"] = std::move(point["metrics"]);
+      j["identical_runs"] = same;
     } else {
       point["value"] = points[k].value;
       point["args"] = points[k].swept;
@@ -839,6 +886,24 @@ CompareOutcome run_compare(const CompareRequest& r) {
   txt += render_table(rows, swept ? 2 : 1);
   if (partial)
     txt += "* over the seeds where both configurations reported the metric (see pairs in --json)\n";
+  if (!identical.empty()) {
+    std::vector<std::string> at;
+    std::string no_smt;  // the first of those points' machines without SMT
+    for (std::size_t k : identical) {
+      at.push_back(points[k].value);
+      if (!smt[k] && no_smt.empty()) no_smt = machines[k];
+    }
+    // select_idle_sibling_v513 unless a latency-nice flag keeps the v5.4 shape (wakeup.cpp).
+    auto v513 = [](const kernel::Profile& p) {
+      return p.version >= 513 && !p.features.has(kernel::Feature::LATENCY_NICE_SIS) &&
+             !p.features.has(kernel::Feature::SIS_SMT_FIRST);
+    };
+    txt += identical_note(!swept ? std::string()
+                          : identical.size() == points.size()
+                              ? fmt::format(" at every {} value", sweep_label)
+                              : fmt::format(" at {} {}", sweep_label, fmt::join(at, ", ")),
+                          model_unchanged, no_smt, v513(base) || v513(with));
+  }
   // Wall time is the one figure that differs between identical invocations.
   j["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
@@ -868,7 +933,9 @@ void register_compare_command(CLI::App& app) {
       "compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.\n"
       "After the subcommand's metrics, every table has the runs' context_switches, migrations\n"
       "(tasks moved to another CPU by any path, as perf stat's cpu-migrations) and\n"
-      "lb_migrations (those the load balancer moved).");
+      "lb_migrations (those the load balancer moved).\n"
+      "When with's runs give base's figures seed for seed, a note after the table says so:\n"
+      "check with --explain that the change is read on this profile and machine.");
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
       ->check(range(1, 1000));
@@ -886,8 +953,9 @@ void register_compare_command(CLI::App& app) {
   sub->add_option(
          "--json", *json_out,
          "Write the comparison as one JSON document: metrics.<name>.{base,with}.{mean,sd,n}, "
-         "diff_pct, ci95_pct, pairs and the common keys (\"-\": to stdout, and the table to "
-         "stderr)")
+         "diff_pct, ci95_pct, pairs, identical_runs (true when every run of with gave base's "
+         "figures; per point under --sweep) and the common keys (\"-\": to stdout, and the "
+         "table to stderr)")
       ->check(file_name());
   sub->add_option(
          "--logdir", o->logdir,
