@@ -154,12 +154,18 @@ std::string changed_directions(nlohmann::json& with, const nlohmann::json& witho
   with["without_features"] = {{"directions_matched", matched_without},
                               {"directions_missed", total - matched_without}};
   with["changed_directions"] = std::move(changed);
+  // Only the direction lines are compared: a figure of the tables that no direction quotes
+  // (a latency-nice row, a histogram bin) can move without showing here, so say so.
   std::string out = fmt::format(
-      "\nwhat --features {} changed (the same runs without it: {} of {} directions match):\n",
+      "\nwhat --features {} changed in the direction checks (the same runs without it: {} of {} "
+      "directions match):\n",
       features, matched_without, total);
   if (!flipped.empty()) out += "verdict changed:\n" + flipped;
   if (!moved.empty()) out += "figures moved, verdict the same:\n" + moved;
-  out += fmt::format("unchanged in verdict and figures: {} of {} directions\n", same, total);
+  out += fmt::format(
+      "directions unchanged in verdict and figures: {} of {} (only the direction lines are "
+      "compared; the tables' other figures may have moved)\n",
+      same, total);
   return out;
 }
 
