@@ -446,7 +446,7 @@ std::vector<Case> cases() {
        {{"m.json", replaced(kMachine, "\"ns\": 300", "\"ns\": 9223372036854775807")}},
        "machine show m.json",
        1,
-       "costs.wakeup.ns: cost 9223372036854775807 ns is over 1000000000 ns (1 s)"},
+       "costs.wakeup.ns: cost 9223372036854775807 ns is over 10000000 ns (10 ms)"},
       {"MachineFileIdleExitOverOneSecond",
        {{"m.json", replaced(kMachine, "\"real_exit_ns\": 1000", "\"real_exit_ns\": 1000000001")}},
        "messaging -g 1 -l 1 --machine m.json",

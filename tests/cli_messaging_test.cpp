@@ -160,3 +160,17 @@ TEST(MessagingCli, UsageErrorsExitTwoAndBadInputOne) {
   EXPECT_FALSE(std::filesystem::exists(json));
   EXPECT_EQ(run_bin("messaging -g 1 -l 1 --kernel v9.9").rc, 1);
 }
+
+// Active balance pushes a CPU's running task away and the CPU then picks its next; a newly
+// idle pull in that pick used to run wakeup preemption against the task that left, whose
+// entities hang in another CPU's hierarchy (a crash, found by trial 5 with a 10 ms cost).
+// The largest cost --cost takes keeps the run short enough to end.
+TEST(MessagingCli, PushedRunningTaskAndALargestCostRunClean) {
+  Result r =
+      run_bin("messaging -g 4 -l 1000 --machine xeon-e5-2650v4 --cost context_switch=10000000");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("Total time:"), std::string::npos) << r.out;
+  Result over = run_bin("messaging -g 1 -l 10 --cost idle_probe=10000001", true);
+  EXPECT_EQ(over.rc, 2);
+  EXPECT_NE(over.out.find("0..10000000 (10 ms)"), std::string::npos) << over.out;
+}

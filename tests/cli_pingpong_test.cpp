@@ -214,7 +214,7 @@ TEST(PingpongCli, CostReplacesAMachineFigure) {
   ASSERT_TRUE(std::regex_search(plain.out, m, total)) << plain.out;
   EXPECT_LT(gbps, 0.8 * std::stod(m[1]));
   for (const char* bad : {"--cost idle_probe", "--cost idle_prob=1", "--cost idle_probe=-1",
-                          "--cost idle_probe=1000000001", "--cost ipi=1 --cost ipi=2"}) {
+                          "--cost idle_probe=10000001", "--cost ipi=1 --cost ipi=2"}) {
     Result r = run_bin(std::string("pingpong -r 0.001 --machine hikey ") + bad, true);
     EXPECT_EQ(r.rc, 2) << bad;
     EXPECT_NE(r.out.find("--cost"), std::string::npos) << r.out;

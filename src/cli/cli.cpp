@@ -32,9 +32,9 @@ std::string parse_cost_override(const std::string& v, std::string& name, Time& n
   std::int64_t x = 0;
   const auto [end, ec] = std::from_chars(val.data(), val.data() + val.size(), x);
   if (val.empty() || ec != std::errc() || end != val.data() + val.size() || x < 0 ||
-      x > machine::Machine::kMaxTimeNs)
-    return fmt::format("{}: expected an integer number of ns in 0..{}, got '{}'", key,
-                       machine::Machine::kMaxTimeNs, val);
+      x > machine::Machine::kMaxCostNs)
+    return fmt::format("{}: expected an integer number of ns in 0..{} (10 ms), got '{}'", key,
+                       machine::Machine::kMaxCostNs, val);
   name = key;
   ns = x;
   return "";

@@ -447,6 +447,10 @@ void KernelImpl::check_preempt_curr(int cpu, TaskId p, unsigned wake_flags) {
     resched_curr(cpu);
     return;
   }
+  // Active balance has pushed the running task away and this CPU is picking its next: the
+  // kernel's current is the stopper there, a class above fair, so nothing is preempted (and
+  // the task's entities now hang in another CPU's hierarchy).
+  if (task(rq.curr).cpu != cpu) return;
   // --explain: the decision joins the open wakeup, fork or balance record; an enqueue with
   // none open (a queued wakeup's, in sched_ttwu_pending) gets a record named for the wakee.
   const bool own =

@@ -70,12 +70,16 @@ struct KernelBuild {
 // normalised: CPU ids are 0..n-1 in order; core, cluster, llc and package ids are dense
 // (0..k-1, numbered in the order of their lowest CPU); node ids index numa_distance.
 // Nesting holds: SMT siblings share a cluster, an LLC, a package and a node; a cluster lies
-// inside one LLC; an LLC inside one package. Cost figures and idle-state times are in
-// 0..kMaxTimeNs, so that the kernel model's sums of them never overflow.
+// inside one LLC; an LLC inside one package. Idle-state times are in 0..kMaxTimeNs, so
+// that the kernel model's sums of them never overflow; cost figures in 0..kMaxCostNs.
 struct Machine {
   static constexpr int kFormatVersion = 1;
   static constexpr int kMaxCpus = 4096;
   static constexpr Time kMaxTimeNs = kNsPerSec;  // 1 s; the presets' largest figure is 2.7 ms
+  // A cost is paid per event (per probe, per switch, per message): one of seconds makes a
+  // run of simulated hours, whose ticks alone take minutes to simulate. The presets' largest
+  // cost is 18 us (cache_cold); host measurements are microseconds.
+  static constexpr Time kMaxCostNs = 10 * kNsPerMs;
 
   std::string name;
   std::string description;

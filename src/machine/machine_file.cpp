@@ -702,10 +702,10 @@ void validate(const Machine& m, const Reader& r, bool generated = false) {
   for (const CostField& f : kCostFields) {
     const Time ns = (m.costs.*f.member).ns;
     if (ns < 0) r.fail(fmt::format("costs.{}.ns", f.key), fmt::format("negative cost {} ns", ns));
-    if (ns > Machine::kMaxTimeNs)
+    if (ns > Machine::kMaxCostNs)
       r.fail(fmt::format("costs.{}.ns", f.key),
-             fmt::format("cost {} ns is over {} ns (1 s), the largest time a machine may give", ns,
-                         Machine::kMaxTimeNs));
+             fmt::format("cost {} ns is over {} ns (10 ms), the largest cost a machine may give",
+                         ns, Machine::kMaxCostNs));
   }
   if (m.build.hz < 100 || m.build.hz > 1000)
     r.fail("kernel_build.hz", fmt::format("{} is outside 100..1000", m.build.hz));
