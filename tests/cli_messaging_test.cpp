@@ -1,5 +1,6 @@
 // `schedtwin messaging` / `schedtwin hackbench`: the tools' output lines byte for byte, the
 // millisecond truncation, the JSON document, exit statuses, and determinism of the binary.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -173,4 +174,32 @@ TEST(MessagingCli, PushedRunningTaskAndALargestCostRunClean) {
   Result over = run_bin("messaging -g 1 -l 10 --cost idle_probe=10000001", true);
   EXPECT_EQ(over.rc, 2);
   EXPECT_NE(over.out.find("0..10000000 (10 ms)"), std::string::npos) << over.out;
+}
+
+// --lb-stats counts newidle_balance's gates: up to v5.15 avg_idle under
+// sysctl_sched_migration_cost (500 us) skips nearly every pass once messaging's short idles
+// have pulled avg_idle down; v5.16+ (c5b0a7eefc70) compares it with the lowest domain's
+// max_newidle_lb_cost instead and walks the domains far more often. Only v5.14+ returns for
+// a queued wakeup.
+TEST(MessagingCli, LbStatsCountTheNewlyIdleGates) {
+  nlohmann::json n[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string json = temp_path(i ? "nidle517.json" : "nidle57.json");
+    Result r =
+        run_bin(fmt::format("messaging -g 4 -l 300 --machine xeon-e5-2650v4 --kernel {} "
+                            "--lb-stats --json {}",
+                            i ? "v5.17" : "v5.7", json));
+    ASSERT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("newly idle balance: "), std::string::npos) << r.out;
+    std::ifstream f(json);
+    n[i] = nlohmann::json::parse(f)["lb_stats"]["newidle"];
+  }
+  auto walked = [](const nlohmann::json& x) {
+    return x["entries"].get<long>() - x["wakeup_pending"].get<long>() -
+           x["avg_idle_gate"].get<long>() - x["no_overload"].get<long>();
+  };
+  EXPECT_EQ(n[0]["wakeup_pending"], 0);
+  EXPECT_GT(n[0]["avg_idle_gate"].get<long>(), 10 * walked(n[0]));
+  EXPECT_GT(walked(n[1]), 5 * walked(n[0]));
+  EXPECT_GE(walked(n[1]), 0);
 }

@@ -344,3 +344,23 @@ TEST(CliReproduce, EveryVerdictInJsonAndSummaryAndFailOnMissExits4) {
   }
   fs::remove_all(d);
 }
+
+// The noisy p99 check is a mean over seeds whose falls lie far apart: the direction line
+// gives the seeds' range, and --json each seed's fall (baseline p99 / with p99).
+TEST(CliReproduce, SchedIdleBalancingGivesEachSeedsFall) {
+  setenv("SCHEDTWIN_CHECK", "0", 1);  // two 10 s scenarios per seed; the checker is for the model
+  fs::path d = tmpdir("repro-sib");
+  const std::string out = (d / "out.json").string();
+  Result r = run("reproduce sched-idle-balancing --runs 2 --json " + out, d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(slurp(d / "out.json"))["sched-idle-balancing"];
+  const json& falls = j["noisy_p99_fall_per_seed"];
+  ASSERT_EQ(falls.size(), 2u);
+  const double lo = std::min(falls[0].get<double>(), falls[1].get<double>());
+  const double hi = std::max(falls[0].get<double>(), falls[1].get<double>());
+  EXPECT_GT(lo, 0);
+  EXPECT_NE(r.out.find(fmt::format("x (seeds: {:.1f}x .. {:.1f}x) [2364 -> 208 us", lo, hi)),
+            std::string::npos)
+      << r.out;
+  fs::remove_all(d);
+}

@@ -146,6 +146,11 @@ std::string lb_stats_text(const kernel::LbStats& s) {
                      total[2], total[3]);
   out += fmt::format("tasks moved by load balancing: {} ({} by active balance)\n", s.migrations,
                      s.active_migrations);
+  out += fmt::format(
+      "newly idle balance: {} entries; {} returned for a queued wakeup, {} skipped with avg_idle "
+      "under the cost gate, {} skipped with no CPU overloaded; {} walked the domains\n",
+      s.newidle_entries, s.newidle_wakeup_pending, s.newidle_avg_idle, s.newidle_no_overload,
+      s.newidle_entries - s.newidle_wakeup_pending - s.newidle_avg_idle - s.newidle_no_overload);
   // Per domain: which level classifies, and which moves.
   out += fmt::format(
       "\ngroups classified and tasks moved, by sched domain:\n{:<9} {:<5} {:>10} {:>10} {:>10} "
@@ -184,6 +189,10 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
       }
     js["migrations"] = s.migrations;
     js["active_migrations"] = s.active_migrations;
+    js["newidle"] = {{"entries", s.newidle_entries},
+                     {"wakeup_pending", s.newidle_wakeup_pending},
+                     {"avg_idle_gate", s.newidle_avg_idle},
+                     {"no_overload", s.newidle_no_overload}};
     for (std::size_t d = 0; d < s.by_domain.size(); ++d) {
       const kernel::LbDomainStats& b = s.by_domain[d];
       nlohmann::json& jd = js["by_domain"][fmt::format("domain{}", d)];

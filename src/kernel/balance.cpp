@@ -1012,12 +1012,19 @@ int KernelImpl::newidle_balance(int cpu) {
   std::int64_t next_balance = jiffies() + hz_;
   int pulled = 0;
   Time curr_cost = 0;
+  lb_stats_.newidle_entries++;
   // v5.14 (e5e678e4fea2): a wakeup already queued here will run next.
-  if (v514 && rq.ttwu_pending) return 0;
+  if (v514 && rq.ttwu_pending) {
+    lb_stats_.newidle_wakeup_pending++;
+    return 0;
+  }
   rq.idle_stamp = now_;
   const bool too_short = v516 ? !rq.sd.empty() && rq.avg_idle < rq.sd.front().max_newidle_lb_cost
                               : rq.avg_idle < sysctl_sched_migration_cost;
   if (too_short || !rd_overload_) {
+    // Counted by the test the kernel makes first: v5.16+ tests rd->overload first.
+    const bool by_overload = v516 ? !rd_overload_ : !too_short;
+    ++(by_overload ? lb_stats_.newidle_no_overload : lb_stats_.newidle_avg_idle);
     if (!rq.sd.empty()) update_next_balance(rq.sd.front(), next_balance);
     if (prof_.version < 513) nohz_newidle_balance(cpu);
   } else {

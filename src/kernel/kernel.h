@@ -68,6 +68,12 @@ struct LbStats {
   std::uint64_t migrations = 0;         // tasks moved by load_balance (all types)
   std::uint64_t active_migrations = 0;  // tasks moved by the active-balance stopper
   std::vector<LbDomainStats> by_domain;
+  // newidle_balance's gates, in the kernel's order: a CPU about to idle enters it (entries);
+  // it returns at once for a queued wakeup (v5.14+); it skips the domain walk when avg_idle
+  // is under sysctl_sched_migration_cost (up to v5.15) or the lowest domain's
+  // max_newidle_lb_cost (v5.16+), else when no CPU is overloaded (rd->overload).
+  std::uint64_t newidle_entries = 0, newidle_wakeup_pending = 0, newidle_avg_idle = 0,
+                newidle_no_overload = 0;
 };
 const char* group_type_name(int type);    // "has_spare", ...
 const char* balance_type_name(int idle);  // "idle", "busy", "newly_idle"
