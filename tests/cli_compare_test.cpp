@@ -361,7 +361,7 @@ TEST(CliCompare, TheHeaderKeepsOtherFlagsApartFromTheSeriesFlags) {
 
 TEST(CompareFigures, SeriesFlagsAreTheFourSeriesAndNoMainlineFlag) {
   using namespace schedtwin::kernel;
-  const std::vector<Feature>& series = schedtwin::cli::series_flags();
+  const std::vector<Feature>& series = schedtwin::kernel::series_flags();
   auto is_series = [&](Feature f) {
     return std::find(series.begin(), series.end(), f) != series.end();
   };

@@ -408,27 +408,10 @@ std::string spec_label(const std::string& spec) {
 
 }  // namespace
 
-// features.h's "series 1" to "series 4" flags, in its order: the four LKML series schedtwin
-// models, which the kernel has as code (a patch) rather than as a sched_feat.
-const std::vector<kernel::Feature>& series_flags() {
-  using kernel::Feature;
-  static const std::vector<Feature> flags = {
-      // series 1: the sched-idle fallback (v5.4) and its v5.6 follow-ups
-      Feature::SIS_SCHED_IDLE_FALLBACK, Feature::SCHED_IDLE_CONSISTENT,
-      // series 2: the latency-nice RFC
-      Feature::LATENCY_NICE_SIS, Feature::SIS_CORE, Feature::SIS_ROTATE, Feature::SIS_SMT_FIRST,
-      // series 3: runnable_avg group classification (v5.7)
-      Feature::RUNNABLE_AVG_CLASSIFY,
-      // series 4: the sched-idle balancing RFC
-      Feature::SIB_OVERLOAD_MASK, Feature::SIB_BALANCE, Feature::SIB_LAST_NONIDLE,
-      Feature::SIB_SIS_FILTER, Feature::SIB_IDLE_TASK_SPREAD};
-  return flags;
-}
-
 // The flags that are on, in three groups: those of the release's kernel/sched/features.h
 // (what its debugfs features file would list); after "series flags" those of the four series
-// (series_flags()), which a reader of an LKML post would not find in the kernel as flags; after
-// "model flags" any other: a flag added to the model (your own idea) or a mainline flag of
+// (kernel::series_flags()), which a reader of an LKML post would not find in the kernel as flags;
+// after "model flags" any other: a flag added to the model (your own idea) or a mainline flag of
 // another release (SIS_UTIL on v5.4).
 std::string describe_profile(const kernel::Profile& p) {
   std::vector<std::string> mainline, series, model;
@@ -439,8 +422,9 @@ std::string describe_profile(const kernel::Profile& p) {
     const std::string name = kernel::feature_name(f);
     const bool listed = std::any_of(in_kernel.begin(), in_kernel.end(),
                                     [&](const kernel::MainlineFlag& m) { return name == m.name; });
+    const std::vector<kernel::Feature>& of_series_list = kernel::series_flags();
     const bool of_series =
-        std::find(series_flags().begin(), series_flags().end(), f) != series_flags().end();
+        std::find(of_series_list.begin(), of_series_list.end(), f) != of_series_list.end();
     (listed ? mainline : of_series ? series : model).push_back(name);
   }
   std::string out = fmt::format("kernel {}, features {}", p.name, fmt::join(mainline, ","));
@@ -893,16 +877,13 @@ CompareOutcome run_compare(const CompareRequest& r) {
       at.push_back(points[k].value);
       if (!smt[k] && no_smt.empty()) no_smt = machines[k];
     }
-    // select_idle_sibling_v513 unless a latency-nice flag keeps the v5.4 shape (wakeup.cpp).
-    auto v513 = [](const kernel::Profile& p) {
-      return p.version >= 513 && !p.features.has(kernel::Feature::LATENCY_NICE_SIS) &&
-             !p.features.has(kernel::Feature::SIS_SMT_FIRST);
-    };
     txt += identical_note(!swept ? std::string()
                           : identical.size() == points.size()
                               ? fmt::format(" at every {} value", sweep_label)
                               : fmt::format(" at {} {}", sweep_label, fmt::join(at, ", ")),
-                          model_unchanged, no_smt, v513(base) || v513(with));
+                          model_unchanged, no_smt,
+                          kernel::takes_select_idle_sibling_v513(base) ||
+                              kernel::takes_select_idle_sibling_v513(with));
   }
   // Wall time is the one figure that differs between identical invocations.
   j["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -60,10 +60,6 @@ struct CompareOutcome {
 // workload. Nothing is run or written before the whole command line has been validated.
 CompareOutcome run_compare(const CompareRequest& r);
 
-// The flags of the four series (features.h's "series 1" to "series 4"), in declaration order:
-// the header lists them after "series flags", apart from the release's features.h flags and
-// from any other flag of the model ("model flags": one you add, or another release's).
-const std::vector<kernel::Feature>& series_flags();
 // The header's description of a configuration: "kernel v5.4, features A,B; series flags C;
 // model flags D" (the groups that are empty left out).
 std::string describe_profile(const kernel::Profile& p);

@@ -237,6 +237,25 @@ const std::vector<SeriesAlias>& series_aliases() {
   return s;
 }
 
+const std::vector<Feature>& series_flags() {
+  static const std::vector<Feature> flags = {
+      // series 1: the sched-idle fallback (v5.4) and its v5.6 follow-ups
+      Feature::SIS_SCHED_IDLE_FALLBACK, Feature::SCHED_IDLE_CONSISTENT,
+      // series 2: the latency-nice RFC
+      Feature::LATENCY_NICE_SIS, Feature::SIS_CORE, Feature::SIS_ROTATE, Feature::SIS_SMT_FIRST,
+      // series 3: runnable_avg group classification (v5.7)
+      Feature::RUNNABLE_AVG_CLASSIFY,
+      // series 4: the sched-idle balancing RFC
+      Feature::SIB_OVERLOAD_MASK, Feature::SIB_BALANCE, Feature::SIB_LAST_NONIDLE,
+      Feature::SIB_SIS_FILTER, Feature::SIB_IDLE_TASK_SPREAD};
+  return flags;
+}
+
+bool takes_select_idle_sibling_v513(const Profile& p) {
+  return p.version >= 513 && !p.features.has(Feature::LATENCY_NICE_SIS) &&
+         !p.features.has(Feature::SIS_SMT_FIRST);
+}
+
 std::string sched_features_line(const FeatureSet& set) {
   std::string s;
   for (int i = 0; i < kNumFeatures; ++i) {

@@ -136,6 +136,15 @@ struct SeriesAlias {
 };
 // The four series' aliases (DESIGN.md §1), in the order of the series.
 const std::vector<SeriesAlias>& series_aliases();
+// Every flag of the four series (the "series 1" to "series 4" flags above), in declaration
+// order: the kernel has them as code (a patch), not as sched_feats. A superset of the
+// aliases' flags (SCHED_IDLE_CONSISTENT and SIS_CORE are on by default, in no alias).
+const std::vector<Feature>& series_flags();
+
+// Whether select_idle_sibling leaves v5.4's shape for select_idle_sibling_v513 (v5.17+
+// profiles; the latency-nice RFC's flags keep the v5.4 shape on any profile): that search
+// never calls select_idle_core or select_idle_smt.
+bool takes_select_idle_sibling_v513(const Profile& p);
 
 // Known profile names, oldest first.
 std::vector<std::string> profile_names();

@@ -397,8 +397,7 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
   }
   if (cpu_rq(target).sd_llc < 0) return target;
   // The latency-nice RFC's search (a v5.3 series) keeps the v5.4 shape on any profile.
-  if (prof_.version >= 513 && !feat(Feature::LATENCY_NICE_SIS) && !feat(Feature::SIS_SMT_FIRST))
-    return select_idle_sibling_v513(p, prev, target);
+  if (takes_select_idle_sibling_v513(prof_)) return select_idle_sibling_v513(p, prev, target);
   int i = kNone;
   if (feat(Feature::SIS_CORE)) {
     // --explain: "no idle core" after a scan, or no scan at all behind the LLC's hint.
