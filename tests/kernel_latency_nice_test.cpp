@@ -3,6 +3,8 @@
 // the probe cost charged to the waker.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "engine/error.h"
 #include "kernel/kernel.h"
 #include "kernel/kernel_impl.h"
@@ -34,6 +36,12 @@ TaskId all_busy(KernelImpl& k, std::vector<BusyBody>& bodies, int skip = -1) {
   k.task(p).allowed.assign(static_cast<size_t>(k.nr_cpus()), true);
   k.task(p).nr_cpus_allowed = k.nr_cpus();
   return p;
+}
+
+// The CPUs of `cpu`'s LLC domain, in the order select_idle_cpu walks them.
+const std::vector<int>& llc_span(KernelImpl& k, int cpu) {
+  const Rq& rq = k.cpu_rq(cpu);
+  return k.levels_[static_cast<size_t>(rq.sd[static_cast<size_t>(rq.sd_llc)].level_id)].span;
 }
 
 }  // namespace
@@ -81,10 +89,7 @@ TEST(LatencyNice, ASecondSearchForTheSameTargetStartsWhereTheFirstStopped) {
   KernelImpl k(machine::load_machine("xeon-2s-88"), config("v5.3", "latency-nice"));
   std::vector<BusyBody> bodies;
   TaskId p = all_busy(k, bodies);
-  const auto& span =
-      k.levels_[static_cast<size_t>(
-                    k.cpu_rq(0).sd[static_cast<size_t>(k.cpu_rq(0).sd_llc)].level_id)]
-          .span;
+  const auto& span = llc_span(k, 0);
   // nr = 2: the loop visits the target (examined), then the next CPU of the span, where
   // the budget runs out; that unexamined CPU is where the next search starts.
   EXPECT_EQ(k.select_idle_cpu(k.task(p), 0), -1);
@@ -103,12 +108,7 @@ TEST(LatencyNice, ASecondSearchForTheSameTargetStartsWhereTheFirstStopped) {
 // The rotating window finds an idle CPU a fixed start would not reach with a budget of one.
 TEST(LatencyNice, RotationReachesAnIdleCpuBeyondTheBudget) {
   KernelImpl probe(machine::load_machine("xeon-2s-88"), config("v5.3", "latency-nice"));
-  const auto& span =
-      probe
-          .levels_[static_cast<size_t>(
-              probe.cpu_rq(0).sd[static_cast<size_t>(probe.cpu_rq(0).sd_llc)].level_id)]
-          .span;
-  const int idle = span[3];
+  const int idle = llc_span(probe, 0)[3];
   for (const char* f : {"latency-nice", "LATENCY_NICE_SIS"}) {
     KernelImpl k(machine::load_machine("xeon-2s-88"), config("v5.3", f));
     std::vector<BusyBody> bodies;
@@ -191,12 +191,7 @@ TEST(LatencyNice, ProbeCostDelaysTheWakee) {
   machine::Machine m = machine::load_machine("xeon-2s-88");
   m.costs.idle_probe.ns = 1000;
   KernelImpl probe(m, config("v5.3", "latency-nice"));
-  const auto& span =
-      probe
-          .levels_[static_cast<size_t>(
-              probe.cpu_rq(0).sd[static_cast<size_t>(probe.cpu_rq(0).sd_llc)].level_id)]
-          .span;
-  const int idle = span[10];
+  const int idle = llc_span(probe, 0)[10];
   KernelImpl k(m, config("v5.3", "latency-nice"));
   std::vector<BusyBody> bodies;
   TaskId p = all_busy(k, bodies, idle);
