@@ -969,3 +969,32 @@ TEST(Balance, ANewlyIdleCpuWithAQueuedWakeupDoesNotBalance) {
     rq.ttwu_pending = 0;
   }
 }
+
+// Active balance pushes CPU 0's running task A to CPU 1 (behind B); CPU 0's next pick
+// balances newly idle and pulls A straight back (the domain has failed often enough that
+// cache hotness is overridden). In the kernel prev is then the stopper and A is switched
+// in: A is CPU 0's running task again, and its run delay counts only the time it waited,
+// none here (it used to count from the wakeup before it last ran).
+TEST(Balance, ARunningTaskPushedAwayAndPulledBackRunsAgain) {
+  for (const char* profile : {"v5.4", "v5.7"}) {
+    KernelImpl k(flat_machine(1, 2), config(profile));
+    BusyBody a, b;
+    TaskId ta = k.create_task({.name = "a"}, &a, 0);
+    TaskId tb = k.create_task({.name = "b", .cpus = {1}}, &b, 1);
+    k.run_until(ms(100));
+    ASSERT_EQ(k.cpu_rq(0).curr, ta) << profile;
+    const Time delay_before = k.task(ta).run_delay;
+    Rq& rq0 = k.cpu_rq(0);
+    rq0.push_cpu = 1;
+    rq0.active_balance = true;
+    rq0.sd[0].nr_balance_failed = 5;
+    k.rd_overload_ = true;
+    k.active_load_balance_cpu_stop(0);
+    EXPECT_EQ(k.task(ta).cpu, 0) << profile;
+    EXPECT_EQ(rq0.curr, ta) << profile;
+    EXPECT_EQ(k.task(ta).state, TaskState::Running) << profile;
+    EXPECT_EQ(k.task(ta).run_delay, delay_before) << profile;
+    EXPECT_EQ(k.cpu_rq(1).curr, tb) << profile;
+    k.run_until(ms(110));  // the suite's --check would stop a corrupted run here
+  }
+}

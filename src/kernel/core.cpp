@@ -795,7 +795,10 @@ void KernelImpl::move_task(TaskId id, int dest) {
   migrate_queued_task(t, dest);
   TaskState st = t.state;
   activate_task(dest, id, 0);
-  if (st == TaskState::Running) t.state = TaskState::Runnable;
+  if (st == TaskState::Running) {
+    t.state = TaskState::Runnable;
+    t.runnable_since = now_;  // its run delay on the new CPU starts now
+  }
   int saved_cpu = this_cpu_;
   bool saved_ctx = in_cpu_context_;
   this_cpu_ = src;
@@ -927,6 +930,9 @@ void KernelImpl::schedule(int cpu, bool preempt) {
       if (pt.state == TaskState::Exited) remove_entity_load_avg(pt.se, *pt.se.cfs);
     }
   }
+  // Active balance pushed prev to another CPU (the kernel's prev is the stopper): whatever is
+  // picked is switched in, even prev itself, pulled back by newly idle balance.
+  const bool prev_left = prev != kNoTask && task(prev).cpu != cpu;
   TaskId next = pick_next_task_fair(rq, prev);
   picking_cpu_ = -1;
   if (next == kNoTask) {
@@ -941,7 +947,7 @@ void KernelImpl::schedule(int cpu, bool preempt) {
     enter_idle(cpu);
     return;
   }
-  if (next != prev) {
+  if (next != prev || prev_left) {
     if (prev != kNoTask) {
       Task& pt = task(prev);
       if (pt.state == TaskState::Running) {
