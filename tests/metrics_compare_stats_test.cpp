@@ -87,15 +87,30 @@ TEST(CompareStats, PairingRemovesTheSpreadTheSeedsShare) {
 }
 
 TEST(CompareStats, RunsWithoutTheMetricLeaveTheirSeedUnpaired) {
-  // Seed 2 of with and seed 4 of base did not report: means over what each reported, the
-  // interval over seeds 1 and 3 only (d = {1, 3}: 2 ± t(0.975, 1) · 1 = 2 ± 12.706205).
+  // Seed 2 of with and seed 4 of base did not report: the columns' means over what each
+  // reported, the difference and its interval over seeds 1 and 3 only, in % of their base
+  // mean 10 (d = {1, 3}: 2 ± t(0.975, 1) · 1 = 2 ± 12.706205). Over all runs the means would
+  // give (74/3 - 40/3) / (40/3) = +85 %, a comparison of different runs.
   Comparison c = compare_samples({10, 20, 10, std::nullopt}, {11, std::nullopt, 13, 50});
   EXPECT_EQ(c.base.n, 3u);
   EXPECT_EQ(c.with.n, 3u);
   EXPECT_EQ(c.pairs, 2u);
   EXPECT_NEAR(c.base.mean, 40.0 / 3, 1e-12);
-  EXPECT_NEAR(*c.ci95_lo_pct, (2 - 12.7062047) * 100 / (40.0 / 3), 1e-5);
-  EXPECT_NEAR(*c.ci95_hi_pct, (2 + 12.7062047) * 100 / (40.0 / 3), 1e-5);
+  EXPECT_NEAR(*c.diff_pct, 20, 1e-12);
+  EXPECT_NEAR(*c.ci95_lo_pct, (2 - 12.7062047) * 10, 1e-5);
+  EXPECT_NEAR(*c.ci95_hi_pct, (2 + 12.7062047) * 10, 1e-5);
+}
+
+TEST(CompareStats, OnePairGivesItsOwnDifferenceAndNoPairNone) {
+  // Trial 6: base ran to the end in seeds 1 and 3, with in seeds 1 and 2; the one pair
+  // (seed 1) got 0.65 % faster, though with's mean over its two runs is above base's.
+  Comparison c = compare_samples({1.0, std::nullopt, 0.9}, {0.9935, 1.2, std::nullopt});
+  EXPECT_EQ(c.pairs, 1u);
+  EXPECT_NEAR(*c.diff_pct, -0.65, 1e-9);
+  EXPECT_FALSE(c.ci95_lo_pct);
+  Comparison none = compare_samples({1.0, std::nullopt}, {std::nullopt, 2.0});
+  EXPECT_EQ(none.pairs, 0u);
+  EXPECT_FALSE(none.diff_pct);
 }
 
 TEST(CompareStats, PercentOfANegativeBaseKeepsTheSignOfTheChange) {

@@ -813,21 +813,24 @@ CompareOutcome run_compare(const CompareRequest& r) {
     // Metrics in the order the subcommand reports them (base seed 1 first), values in seed
     // order, indexed by seed - 1; a run that did not report a metric leaves its place empty, so
     // that the pairs stay aligned by seed.
+    // The run-wide counters come last even when a workload's metric first appears in a later
+    // run (a workload that had not finished in seed 1).
     std::vector<std::string> order;
     std::map<std::string, std::array<std::vector<std::optional<double>>, 2>> values;
-    for (std::size_t i = k * 2 * runs; i < (k + 1) * 2 * runs; ++i) {
-      std::vector<std::pair<std::string, double>> metrics = results[i].metrics;
-      metrics.emplace_back("context_switches", results[i].context_switches);
-      metrics.emplace_back("migrations", results[i].migrations);
-      metrics.emplace_back("lb_migrations", results[i].lb_migrations);
-      for (const auto& [metric, v] : metrics) {
-        auto [it, inserted] = values.try_emplace(metric);
-        if (inserted) {
-          order.push_back(metric);
-          for (auto& config : it->second) config.resize(runs);
-        }
-        it->second[(i / runs) % 2][i % runs] = v;
+    auto add = [&](const std::string& metric, double v, std::size_t i) {
+      auto [it, inserted] = values.try_emplace(metric);
+      if (inserted) {
+        order.push_back(metric);
+        for (auto& config : it->second) config.resize(runs);
       }
+      it->second[(i / runs) % 2][i % runs] = v;
+    };
+    for (std::size_t i = k * 2 * runs; i < (k + 1) * 2 * runs; ++i)
+      for (const auto& [metric, v] : results[i].metrics) add(metric, v, i);
+    for (std::size_t i = k * 2 * runs; i < (k + 1) * 2 * runs; ++i) {
+      add("context_switches", results[i].context_switches, i);
+      add("migrations", results[i].migrations, i);
+      add("lb_migrations", results[i].lb_migrations, i);
     }
     nlohmann::json point;
     point["metric_order"] = order;
@@ -837,15 +840,16 @@ CompareOutcome run_compare(const CompareRequest& r) {
       const metrics::Comparison c = metrics::compare_samples(v[0], v[1]);
       const int d = decimals_for(std::max(std::fabs(c.base.mean), std::fabs(c.with.mean)));
       const bool has_ci = c.ci95_lo_pct.has_value();
+      const char* star = c.pairs < runs ? "*" : "";
       std::vector<std::string> row = {
           metric, mean_sd(c.base, d), mean_sd(c.with, d),
-          c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" : "n/a",
+          c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" + star : "n/a",
           has_ci ? fmt::format("[{}%, {}%]{}", fixed(*c.ci95_lo_pct, 1, true),
-                               fixed(*c.ci95_hi_pct, 1, true), c.pairs < runs ? "*" : "")
+                               fixed(*c.ci95_hi_pct, 1, true), star)
                  : "n/a"};
       if (swept) row.insert(row.begin(), points[k].value);
       rows.push_back(std::move(row));
-      if (has_ci && c.pairs < runs) partial = true;
+      if (c.diff_pct && c.pairs < runs) partial = true;
       nlohmann::json m;
       m["base"] = stats_json(c.base, v[0]);
       m["with"] = stats_json(c.with, v[1]);

@@ -57,13 +57,15 @@ std::optional<PairedInterval> paired_interval(const std::vector<double>& base,
 struct Comparison {
   SampleStats base, with;  // over the runs that reported the metric
   std::size_t pairs = 0;   // seeds where both configurations reported it
-  // 100 · (mean_with - mean_base) / |mean_base|; empty when mean_base == 0. Dividing by the
-  // magnitude keeps the sign of the change for metrics whose base mean is negative (slack).
+  // 100 · (mean_with - mean_base) / |mean_base|; empty when mean_base == 0 or no seed has the
+  // metric in both configurations. Dividing by the magnitude keeps the sign of the change
+  // for metrics whose base mean is negative (slack). When some runs lack the metric, both
+  // means are over the `pairs` seeds where both configurations have it (base and with above
+  // stay over every run that has it).
   std::optional<double> diff_pct;
-  // The paired 95 % interval over `pairs` seeds in % of |mean_base| (the base mean taken as
-  // exact, as LKML tables do); empty when diff_pct is or there are fewer than 2 pairs. When
-  // some runs lack the metric, the interval's centre (mean over pairs) can differ from
-  // diff_pct (means over all runs).
+  // The paired 95 % interval over `pairs` seeds in % of |mean_base| (the same base mean as
+  // diff_pct, taken as exact, as LKML tables do); empty when diff_pct is or there are fewer
+  // than 2 pairs. Its centre is diff_pct.
   std::optional<double> ci95_lo_pct, ci95_hi_pct;
 };
 
