@@ -493,6 +493,9 @@ TEST(Check, WastedCoresAreCountedNotFatal) {
   k.check_invariants();
   EXPECT_EQ(k.check_stats_.wasted_episodes, 1u);
   EXPECT_EQ(k.check_stats_.wasted_ns, ms(15));
+  EXPECT_EQ(k.check_stats_.longest_wasted_cpu, 1);  // named so that it can be looked at
+  EXPECT_EQ(k.check_stats_.longest_wasted_start, ms(20));
+  EXPECT_EQ(k.check_stats_.longest_wasted_ns, ms(15));
 }
 
 // find_busiest_queue: an idle rq whose blocked load is the highest is the busiest queue in

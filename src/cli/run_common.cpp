@@ -210,11 +210,21 @@ void add_kernel_reports(const CommonOptions& o, const kernel::Kernel& k, std::st
     const kernel::CheckStats& c = k.check_stats();
     text += fmt::format(
         "\n--check: invariants held after {} events; {} wasted-core episodes (a CPU idle over "
-        "10 ms while a task it may run waited in its LLC), {:.3f} ms in all\n",
+        "10 ms while a task it may run waited in its LLC), {:.3f} ms in all",
         c.checks, c.wasted_episodes, static_cast<double>(c.wasted_ns) / 1e6);
+    if (c.longest_wasted_cpu >= 0)
+      text += fmt::format("; the longest: cpu{} from {:.6f} s for {:.3f} ms", c.longest_wasted_cpu,
+                          static_cast<double>(c.longest_wasted_start) / 1e9,
+                          static_cast<double>(c.longest_wasted_ns) / 1e6);
+    text += "\n";
     j["check"] = {{"checks", c.checks},
                   {"wasted_episodes", c.wasted_episodes},
                   {"wasted_ms", static_cast<double>(c.wasted_ns) / 1e6}};
+    if (c.longest_wasted_cpu >= 0)
+      j["check"]["longest_wasted"] = {
+          {"cpu", c.longest_wasted_cpu},
+          {"start_s", static_cast<double>(c.longest_wasted_start) / 1e9},
+          {"ms", static_cast<double>(c.longest_wasted_ns) / 1e6}};
   }
 }
 

@@ -191,8 +191,14 @@ void KernelImpl::check_invariants() {
     }
     if (!wasted) {
       if (rq.wasted_since >= 0 && now_ - rq.wasted_since > kWastedThreshold) {
+        const Time length = now_ - rq.wasted_since;
         check_stats_.wasted_episodes++;
-        check_stats_.wasted_ns += now_ - rq.wasted_since;
+        check_stats_.wasted_ns += length;
+        if (length > check_stats_.longest_wasted_ns) {
+          check_stats_.longest_wasted_cpu = c;
+          check_stats_.longest_wasted_start = rq.wasted_since;
+          check_stats_.longest_wasted_ns = length;
+        }
       }
       rq.wasted_since = -1;
     } else if (rq.wasted_since < 0) {

@@ -31,6 +31,10 @@ struct CheckStats {
   std::uint64_t checks = 0;           // events after which the invariants were verified
   std::uint64_t wasted_episodes = 0;  // a CPU idle > 10 ms while a task it may run waits in its LLC
   Time wasted_ns = 0;                 // total length of those episodes
+  // The longest episode, to look at with --explain or a trace: its CPU (-1: none), start and
+  // length, ns.
+  int longest_wasted_cpu = -1;
+  Time longest_wasted_start = 0, longest_wasted_ns = 0;
 };
 
 // An invariant of the kernel model does not hold (a bug in schedtwin, not bad input).
