@@ -217,7 +217,7 @@ TaskId stacked_with_hot_waiter(KernelImpl& k, BusyBody& a, BusyBody& b) {
   k.task(tb).allowed.assign(2, true);
   k.task(tb).nr_cpus_allowed = 2;
   TaskId waiting = k.cpu_rq(0).curr == ta ? tb : ta;
-  k.task(waiting).se.exec_start = k.now_;  // descheduled just now: task_hot
+  k.task(waiting).se.exec_start = k.clock_task();  // descheduled just now: task_hot
   return waiting;
 }
 
@@ -253,7 +253,7 @@ TEST(Balance, ATaskThatRanLongerAgoThanMigrationCostIsPulledAtOnce) {
   KernelImpl k(flat_machine(1, 2), config("v5.7"));
   BusyBody a, b;
   TaskId waiting = stacked_with_hot_waiter(k, a, b);
-  k.task(waiting).se.exec_start = k.now_ - us(501);
+  k.task(waiting).se.exec_start = k.clock_task() - us(501);
   bool cont = true;
   EXPECT_EQ(k.load_balance(1, 0, CPU_IDLE, cont), 1);
   EXPECT_EQ(k.task(waiting).cpu, 1);
@@ -276,7 +276,7 @@ TEST(Balance, NewlyIdleBalanceSkipsBelowMigrationCostUntilV516ThenBelowItsOwnCos
     KernelImpl k(flat_machine(1, 2), config(c.profile));
     BusyBody a, b;
     TaskId waiting = stacked_with_hot_waiter(k, a, b);
-    k.task(waiting).se.exec_start = k.now_ - ms(1);
+    k.task(waiting).se.exec_start = k.clock_task() - ms(1);
     k.rd_overload_ = true;
     Rq& rq = k.cpu_rq(1);
     rq.avg_idle = c.avg_idle;
@@ -623,7 +623,7 @@ TEST(Balance, MigrateLoadHalvesTheLoadPerFailedBalanceFromV510) {
     KernelImpl k(flat_machine(1, 2), config(c.profile));
     BusyBody a, b;
     TaskId waiting = stacked_with_hot_waiter(k, a, b);
-    k.task(waiting).se.exec_start = k.now_ - ms(1);
+    k.task(waiting).se.exec_start = k.clock_task() - ms(1);
     const long load = static_cast<long>(k.task_h_load(k.task(waiting)));
     ASSERT_GT(load, 500) << c.profile;
     k.cpu_rq(1).sd[0].nr_balance_failed = c.failed;
@@ -829,7 +829,7 @@ TEST(Balance, TheIdleLoadBalancerWalksFromTheNextCpuFromV513) {
       k.task(t).nr_cpus_allowed = 4;
     }
     TaskId waiting = k.cpu_rq(0).curr == ta ? tb : ta;
-    k.task(waiting).se.exec_start = k.now_ - ms(1);  // not cache hot
+    k.task(waiting).se.exec_start = k.clock_task() - ms(1);  // not cache hot
     for (int c = 1; c < 4; ++c) {
       Rq& rq = k.cpu_rq(c);
       ASSERT_TRUE(k.idle_cpu(c) && rq.nohz_tick_stopped) << profile << " cpu" << c;
@@ -917,7 +917,7 @@ TEST(Balance, SmtSiblingsShareCacheFromV510) {
     TaskId t = k.create_task({.name = "p", .cpus = {0}}, &body, 0);
     k.run_until(ms(1));
     Task& p = k.task(t);
-    p.se.exec_start = k.now_;
+    p.se.exec_start = k.clock_task();
     const int sibling = k.smt_siblings(0)[0] == 0 ? k.smt_siblings(0)[1] : k.smt_siblings(0)[0];
     ASSERT_EQ(k.levels_[static_cast<size_t>(k.cpu_rq(sibling).sd[0].level_id)].name, "SMT");
     lb_env env;
@@ -1000,4 +1000,25 @@ TEST(Balance, ARunningTaskPushedAwayAndPulledBackRunsAgain) {
     EXPECT_EQ(k.cpu_rq(1).curr, tb) << profile;
     k.run_until(ms(110));  // the suite's --check would stop a corrupted run here
   }
+}
+
+// task_hot compares exec_start with rq_clock_task, which has run since boot: a task that
+// never ran (exec_start 0 from __sched_fork) is not cache hot, even in the run's first
+// sysctl_sched_migration_cost (0.5 ms), where the model's clock once made it so (trial 6:
+// "ran 151 us ago" for a task forked 16 us earlier). The task that runs is hot.
+TEST(Balance, ATaskThatNeverRanIsNotCacheHotEvenAtTheStart) {
+  KernelImpl k(flat_machine(1, 2), config("v5.7"));
+  BusyBody a, b;
+  TaskId ta = k.create_task({.name = "a", .cpus = {0}}, &a, 0);
+  TaskId tb = k.create_task({.name = "b", .cpus = {0}}, &b, 0);
+  k.run_until(us(100));
+  const TaskId running = k.cpu_rq(0).curr;
+  const TaskId waiting = running == ta ? tb : ta;
+  ASSERT_EQ(k.task(waiting).se.sum_exec_runtime, 0);
+  lb_env env;
+  env.src_cpu = 0;
+  env.dst_cpu = 1;
+  env.idle = CPU_IDLE;
+  EXPECT_EQ(k.task_hot(k.task(waiting), env), 0);
+  EXPECT_EQ(k.task_hot(k.task(running), env), 1);
 }

@@ -242,7 +242,7 @@ TEST(SchedIdleBalance, NewlyIdleBalanceStillWalksTheFirstDomainAfterASchedIdlePu
     for (TaskId t : id) {
       k.task(t).allowed.assign(2, true);
       k.task(t).nr_cpus_allowed = 2;
-      if (k.cpu_rq(0).curr != t) k.task(t).se.exec_start = k.now_ - ms(1);  // not cache hot
+      if (k.cpu_rq(0).curr != t) k.task(t).se.exec_start = k.clock_task() - ms(1);  // not cache hot
     }
     k.cpu_rq(0).cfs.next = k.cpu_rq(0).cfs.last = nullptr;
     k.rd_overload_ = true;

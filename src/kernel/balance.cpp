@@ -535,7 +535,7 @@ int KernelImpl::task_hot(Task& p, const lb_env& env) {
       (cfs.next == &p.se || cfs.last == &p.se))
     return 1;
   if (sysctl_sched_migration_cost == 0) return 0;
-  return now_ - p.se.exec_start < sysctl_sched_migration_cost;
+  return clock_task() - p.se.exec_start < sysctl_sched_migration_cost;
 }
 
 // can_migrate_task (fair.c v5.7), without NUMA locality (migrate_degrades_locality = -1).
@@ -579,7 +579,7 @@ bool KernelImpl::can_migrate_task(Task& p, lb_env& env) {
   if (xp())
     explain_->step(
         fmt::format("{}: cache hot (ran {} us ago, migration_cost {} us, nr_balance_failed {})",
-                    task_label(p.se.task), (now_ - p.se.exec_start) / 1000,
+                    task_label(p.se.task), (clock_task() - p.se.exec_start) / 1000,
                     sysctl_sched_migration_cost / 1000, sd.nr_balance_failed));
   return false;
 }

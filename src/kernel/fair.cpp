@@ -238,9 +238,9 @@ void KernelImpl::update_min_vruntime(cfs_rq& cfs) {
 void KernelImpl::update_curr(cfs_rq& cfs) {
   sched_entity* curr = cfs.curr;
   if (!curr) return;
-  Time delta_exec = now_ - curr->exec_start;
+  Time delta_exec = clock_task() - curr->exec_start;
   if (delta_exec <= 0) return;
-  curr->exec_start = now_;
+  curr->exec_start = clock_task();
   curr->sum_exec_runtime += delta_exec;
   cfs.exec_clock += delta_exec;
   curr->vruntime += static_cast<std::uint64_t>(calc_delta_fair(delta_exec, *curr));
@@ -556,7 +556,7 @@ void KernelImpl::set_next_entity(cfs_rq& cfs, sched_entity& se) {
     update_load_avg(cfs, se, UPDATE_TG);
     if (eevdf_) se.vlag = static_cast<std::int64_t>(se.deadline);
   }
-  se.exec_start = now_;
+  se.exec_start = clock_task();
   cfs.curr = &se;
   se.prev_sum_exec_runtime = se.sum_exec_runtime;
 }

@@ -170,6 +170,10 @@ class KernelImpl {
   // microseconds, keeps the 1024-ns steps where they would be from 0.
   static constexpr std::uint64_t kPeltClockAtStart = std::uint64_t{1} << 30;
   std::uint64_t clock_pelt() const { return static_cast<std::uint64_t>(now_) + kPeltClockAtStart; }
+  // rq_clock_task, what se.exec_start is stamped with: counted from boot too, so that a task
+  // never run or just migrated (exec_start 0, as __sched_fork and migrate_task_rq_fair leave
+  // it) is long past sysctl_sched_migration_cost in task_hot, however early in the run.
+  Time clock_task() const { return now_ + static_cast<Time>(kPeltClockAtStart); }
   std::uint64_t events_ = 0;
   std::uint64_t switches_ = 0;
   std::uint64_t migrations_ = 0;  // set_task_cpu to another CPU, any path
