@@ -244,6 +244,49 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
       << jsonl;
 }
 
+// A prev CPU in another LLC than the target is not tried, and the record says so (trial 6
+// found the check missing from records, with nothing to say why). The wakee last ran on
+// CPU 5 (LLC 1); a sync wakeup from CPU 0, whose waker runs alone, targets CPU 0 (LLC 0).
+TEST(Explain, APrevCpuInAnotherLlcSaysItWasNotTried) {
+  struct Sleeper : TaskBody {
+    bool ran = false;
+    Step next(TaskId, Time) override {
+      ran = !ran;
+      return ran ? Step::run(us(10)) : Step::block();
+    }
+  };
+  struct SyncWaker : TaskBody {
+    Kernel* k = nullptr;
+    TaskId wakee = kNoTask;
+    int step = 0;
+    Step next(TaskId, Time) override {
+      if (step++ == 1) k->wake_up(wakee, WF_SYNC);
+      return Step::run(us(100));
+    }
+  };
+  Config c;
+  c.profile = make_profile("v5.4");
+  Kernel k(flat_machine(2, 4), c);
+  Sleeper s;
+  const TaskId t = k.create_task({.name = "wakee", .cpus = {5}}, &s);
+  k.run_until(ms(1));
+  k.set_affinity(t, {});
+  std::ostringstream out;
+  Explain x(out, Explain::Format::Text, 100);
+  k.set_explain(&x);
+  SyncWaker w;
+  w.k = &k;
+  w.wakee = t;
+  k.create_task({.name = "waker", .cpus = {0}}, &w);
+  k.run_until(ms(2));
+  const std::string text = out.str();
+  EXPECT_NE(text.find("wakeup wakee[1]: prev=5"), std::string::npos) << text;
+  EXPECT_NE(text.find("| target cpu0 busy (nr_running=1) | prev cpu5: another LLC than the "
+                      "target, not tried |"),
+            std::string::npos)
+      << text;
+}
+
 // A fork record walks find_idlest_cpu: at the domain spanning both LLCs, the local LLC
 // fully busy with two tasks against an empty one sends the third task over, and the record
 // gives both groups' statistics and the move.

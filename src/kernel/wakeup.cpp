@@ -377,6 +377,8 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
       return prev;
     }
     if (x) explain_->step(fmt::format("prev cpu{} {}", prev, cpu_state(prev)));
+  } else if (x && prev != target) {
+    explain_->step(fmt::format("prev cpu{}: another LLC than the target, not tried", prev));
   }
   // v5.4: p->recent_used_cpu is the CPU p last woke another task from (select_task_rq_fair
   // sets the waker's), and becomes prev only when taken. From v5.15 (89aafd67f28c) it is p's
@@ -394,6 +396,14 @@ int KernelImpl::select_idle_sibling(Task& p, int prev, int target) {
       explain_->step(fmt::format("recent_used_cpu cpu{} {}: take it", recent_used_cpu,
                                  cpu_state(recent_used_cpu)));
     return recent_used_cpu;
+  }
+  if (x && recent_used_cpu >= 0 && recent_used_cpu != prev && recent_used_cpu != target) {
+    // Why the recent CPU was passed over, by the first test that failed.
+    const std::string why = !cpus_share_cache(recent_used_cpu, target)
+                                ? std::string("another LLC than the target")
+                            : !idle_or_si(recent_used_cpu) ? cpu_state(recent_used_cpu)
+                                                           : std::string("not allowed");
+    explain_->step(fmt::format("recent_used_cpu cpu{}: {}, not taken", recent_used_cpu, why));
   }
   if (cpu_rq(target).sd_llc < 0) return target;
   // The latency-nice RFC's search (a v5.3 series) keeps the v5.4 shape on any profile.
