@@ -36,6 +36,47 @@ std::string run(const char* profile, Explain::Format f, std::uint64_t limit = 10
   return out.str();
 }
 
+// A task that runs 10 us and blocks, on and on.
+struct Sleeper : TaskBody {
+  bool ran = false;
+  Step next(TaskId, Time) override {
+    ran = !ran;
+    return ran ? Step::run(us(10)) : Step::block();
+  }
+};
+
+// Runs 100 us steps and wakes `wakee` with WF_SYNC at the start of its second.
+struct SyncWaker : TaskBody {
+  Kernel* k = nullptr;
+  TaskId wakee = kNoTask;
+  int step = 0;
+  Step next(TaskId, Time) override {
+    if (step++ == 1) k->wake_up(wakee, WF_SYNC);
+    return Step::run(us(100));
+  }
+};
+
+// v5.4 on m: a sleeper that last ran on `wakee_cpu` is woken with WF_SYNC by a task alone on
+// CPU 0; the explain log of that wakeup (and whatever follows it to 2 ms).
+std::string sync_wakeup_from_cpu0(const machine::Machine& m, int wakee_cpu, Explain::Format f) {
+  Config c;
+  c.profile = make_profile("v5.4");
+  Kernel k(m, c);
+  Sleeper s;
+  const TaskId t = k.create_task({.name = "wakee", .cpus = {wakee_cpu}}, &s);
+  k.run_until(ms(1));
+  k.set_affinity(t, {});
+  std::ostringstream out;
+  Explain x(out, f, 100);
+  k.set_explain(&x);
+  SyncWaker w;
+  w.k = &k;
+  w.wakee = t;
+  k.create_task({.name = "waker", .cpus = {0}}, &w);
+  k.run_until(ms(2));
+  return out.str();
+}
+
 // A v5.7 kernel on m whose text explain log is kept in `out` (attached by the test).
 struct ExplainedKernel {
   ExplainedKernel(const machine::Machine& m, std::uint64_t limit)
@@ -194,48 +235,14 @@ TEST(Explain, TextTimesRoundToTheMicrosecondLikeFtrace) {
 // names the waker and wake_wide's inputs: the waker's first wakee (1 flip), a wakee that
 // has woken no one (0), and the 4 CPUs of the LLC.
 TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
-  struct Sleeper : TaskBody {
-    bool ran = false;
-    Step next(TaskId, Time) override {
-      ran = !ran;
-      return ran ? Step::run(us(10)) : Step::block();
-    }
-  };
-  struct SyncWaker : TaskBody {
-    Kernel* k = nullptr;
-    TaskId wakee = kNoTask;
-    int step = 0;
-    Step next(TaskId, Time) override {
-      if (step++ == 1) k->wake_up(wakee, WF_SYNC);
-      return Step::run(us(100));
-    }
-  };
-  auto run = [](Explain::Format format) {
-    Config c;
-    c.profile = make_profile("v5.4");
-    Kernel k(flat_machine(1, 4), c);
-    Sleeper s;
-    const TaskId t = k.create_task({.name = "wakee", .cpus = {1}}, &s);
-    k.run_until(ms(1));
-    k.set_affinity(t, {});
-    std::ostringstream out;
-    Explain x(out, format, 100);
-    k.set_explain(&x);
-    SyncWaker w;
-    w.k = &k;
-    w.wakee = t;
-    k.create_task({.name = "waker", .cpus = {0}}, &w);
-    k.run_until(ms(2));
-    return out.str();
-  };
-  const std::string text = run(Explain::Format::Text);
+  const std::string text = sync_wakeup_from_cpu0(flat_machine(1, 4), 1, Explain::Format::Text);
   EXPECT_NE(
       text.find("wakeup wakee[1]: prev=1 sync=yes waker=waker[2] wake_wide=no want_affine=yes | "
                 "wake_affine_idle: cpu0 (sync, the waker runs alone) | wake_affine in "
                 "MC domain: target cpu0 (the waker's CPU)"),
       std::string::npos)
       << text;
-  const std::string jsonl = run(Explain::Format::Jsonl);
+  const std::string jsonl = sync_wakeup_from_cpu0(flat_machine(1, 4), 1, Explain::Format::Jsonl);
   // yes/no fields are JSON booleans; sync is there when false too.
   EXPECT_NE(jsonl.find("\"prev\":1,\"sync\":true,\"waker\":\"waker[2]\",\"wake_wide\":false,"
                        "\"want_affine\":true,"
@@ -248,38 +255,7 @@ TEST(Explain, WakeAffineRecordsTheTestThatDecided) {
 // found the check missing from records, with nothing to say why). The wakee last ran on
 // CPU 5 (LLC 1); a sync wakeup from CPU 0, whose waker runs alone, targets CPU 0 (LLC 0).
 TEST(Explain, APrevCpuInAnotherLlcSaysItWasNotTried) {
-  struct Sleeper : TaskBody {
-    bool ran = false;
-    Step next(TaskId, Time) override {
-      ran = !ran;
-      return ran ? Step::run(us(10)) : Step::block();
-    }
-  };
-  struct SyncWaker : TaskBody {
-    Kernel* k = nullptr;
-    TaskId wakee = kNoTask;
-    int step = 0;
-    Step next(TaskId, Time) override {
-      if (step++ == 1) k->wake_up(wakee, WF_SYNC);
-      return Step::run(us(100));
-    }
-  };
-  Config c;
-  c.profile = make_profile("v5.4");
-  Kernel k(flat_machine(2, 4), c);
-  Sleeper s;
-  const TaskId t = k.create_task({.name = "wakee", .cpus = {5}}, &s);
-  k.run_until(ms(1));
-  k.set_affinity(t, {});
-  std::ostringstream out;
-  Explain x(out, Explain::Format::Text, 100);
-  k.set_explain(&x);
-  SyncWaker w;
-  w.k = &k;
-  w.wakee = t;
-  k.create_task({.name = "waker", .cpus = {0}}, &w);
-  k.run_until(ms(2));
-  const std::string text = out.str();
+  const std::string text = sync_wakeup_from_cpu0(flat_machine(2, 4), 5, Explain::Format::Text);
   EXPECT_NE(text.find("wakeup wakee[1]: prev=5"), std::string::npos) << text;
   EXPECT_NE(text.find("| target cpu0 busy (nr_running=1) | prev cpu5: another LLC than the "
                       "target, not tried |"),
