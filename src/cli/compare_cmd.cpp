@@ -416,13 +416,13 @@ std::string spec_label(const std::string& spec) {
 std::string describe_profile(const kernel::Profile& p) {
   std::vector<std::string> mainline, series, model;
   const std::vector<kernel::MainlineFlag> in_kernel = kernel::mainline_features(p.version);
+  const std::vector<kernel::Feature>& of_series_list = kernel::series_flags();
   for (int i = 0; i < kernel::kNumFeatures; ++i) {
     const auto f = static_cast<kernel::Feature>(i);
     if (!p.features.has(f)) continue;
     const std::string name = kernel::feature_name(f);
     const bool listed = std::any_of(in_kernel.begin(), in_kernel.end(),
                                     [&](const kernel::MainlineFlag& m) { return name == m.name; });
-    const std::vector<kernel::Feature>& of_series_list = kernel::series_flags();
     const bool of_series =
         std::find(of_series_list.begin(), of_series_list.end(), f) != of_series_list.end();
     (listed ? mainline : of_series ? series : model).push_back(name);

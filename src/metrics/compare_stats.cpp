@@ -74,14 +74,14 @@ Comparison compare_samples(const std::vector<std::optional<double>>& base,
   c.base = sample_stats(b);
   c.with = sample_stats(w);
   c.pairs = pb.size();
-  // When some runs lack the metric, the difference is taken over the seeds where both
-  // configurations have it, as its interval is: means over different seeds would compare
-  // different runs (and could even give the pairs' difference the wrong sign).
-  const bool all_paired = c.pairs == b.size() && c.pairs == w.size();
-  const double base_mean = all_paired ? c.base.mean : sample_stats(pb).mean;
+  // The difference is over the seeds where both configurations have the metric, as its
+  // interval is: when some runs lack it, means over different seeds would compare different
+  // runs (and could even give the pairs' difference the wrong sign). With every seed paired
+  // these are the columns' own means.
+  const double base_mean = sample_stats(pb).mean;
   if (c.pairs == 0 || base_mean == 0) return c;
   const double scale = 100 / std::fabs(base_mean);
-  c.diff_pct = ((all_paired ? c.with.mean : sample_stats(pw).mean) - base_mean) * scale;
+  c.diff_pct = (sample_stats(pw).mean - base_mean) * scale;
   if (auto p = paired_interval(pb, pw, 0.95)) {
     c.ci95_lo_pct = p->lo * scale;
     c.ci95_hi_pct = p->hi * scale;
