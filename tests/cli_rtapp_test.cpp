@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -250,6 +251,25 @@ TEST(CliReproduce, SchedIdleFallbackPrintsPublishedBesideSimulated) {
                          "\"sched-idle-fallback\": {"})
     EXPECT_NE(r.out.find(kv), std::string::npos) << kv;
   EXPECT_NE(r.err.find("mean wu_lat falls with the change"), std::string::npos);
+  fs::remove_all(d);
+}
+
+// The runs of a series go to --jobs threads; the figures and their order do not depend on how
+// many (each simulation has its own kernel, and the means are taken in seed order). The
+// invariant checker is off: it would make these 2 x 10 hackbench runs take minutes.
+TEST(CliReproduce, JobsDoNotChangeTheFigures) {
+  setenv("SCHEDTWIN_CHECK", "0", 1);
+  fs::path d = tmpdir("repro-jobs");
+  Result one = run("reproduce runnable-avg --runs 1 --jobs 1 --json -", d);
+  ASSERT_EQ(one.status, 0) << one.err;
+  Result three = run("reproduce runnable-avg --runs 1 --jobs 3 --json -", d);
+  ASSERT_EQ(three.status, 0) << three.err;
+  EXPECT_NE(one.out.find("\"has_spare_2plus_fall\""), std::string::npos) << one.out;
+  EXPECT_EQ(one.out, three.out);
+  EXPECT_EQ(one.err, three.err);
+  Result bad = run("reproduce runnable-avg --jobs 0", d);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--jobs"), std::string::npos) << bad.err;
   fs::remove_all(d);
 }
 

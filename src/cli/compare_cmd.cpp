@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -17,8 +16,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 
+#include "cli/parallel_runs.h"
 #include "cli/pingpong_cmd.h"
 #include "cli/run_cmd.h"
 #include "cli/run_common.h"
@@ -694,50 +693,29 @@ CompareOutcome run_compare(const CompareRequest& r) {
   if (!r.logdir.empty()) check_logdir_parent(r.logdir);
 
   // points·2·runs independent simulations: index i is point i / (2·runs), configuration
-  // (i / runs) % 2, seed i % runs + 1. Indices are handed out in increasing order, so when a run
-  // fails every lower index has run too and the first error reported is the same whatever the
-  // number of jobs.
+  // (i / runs) % 2, seed i % runs + 1; the first error reported is the same whatever the
+  // number of jobs (parallel_runs).
   const std::size_t runs = static_cast<std::size_t>(r.runs);
   const std::size_t total = points.size() * 2 * runs;
-  std::vector<RunFigures> results(total);
-  std::vector<std::exception_ptr> errors(total);
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= total || failed.load()) return;
-      const Point& pt = points[i / (2 * runs)];
-      const std::size_t config = (i / runs) % 2;
-      const std::uint64_t seed = i % runs + 1;
-      std::string logdir;
-      if (!r.logdir.empty()) {
-        std::filesystem::path d(r.logdir);
-        if (swept) d /= pt.dir;
-        logdir = (d / config_names[config] / fmt::format("seed-{}", seed)).string();
-      }
-      try {
-        try {
-          CommonOptions o = run_options(*pt.prep.common, *profiles[config], seed);
-          o.input_notes = i == 0;  // the same input for every run: its notes once
-          o.profile_notes = seed == 1;
-          results[i] = pt.prep.run(o, logdir);
-        } catch (const std::filesystem::filesystem_error& e) {
-          throw InputError(fmt::format("--logdir {}: {}", r.logdir, e.code().message()));
-        }
-      } catch (...) {
-        errors[i] = std::current_exception();
-        failed = true;
-      }
+  std::vector<RunFigures> results = parallel_runs(total, r.jobs, [&](std::size_t i) {
+    const Point& pt = points[i / (2 * runs)];
+    const std::size_t config = (i / runs) % 2;
+    const std::uint64_t seed = i % runs + 1;
+    std::string logdir;
+    if (!r.logdir.empty()) {
+      std::filesystem::path d(r.logdir);
+      if (swept) d /= pt.dir;
+      logdir = (d / config_names[config] / fmt::format("seed-{}", seed)).string();
     }
-  };
-  const std::size_t nthreads = std::min<std::size_t>(static_cast<std::size_t>(r.jobs), total);
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < nthreads; ++t) threads.emplace_back(worker);
-  worker();  // the calling thread is one of the jobs
-  for (auto& t : threads) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+    try {
+      CommonOptions o = run_options(*pt.prep.common, *profiles[config], seed);
+      o.input_notes = i == 0;  // the same input for every run: its notes once
+      o.profile_notes = seed == 1;
+      return pt.prep.run(o, logdir);
+    } catch (const std::filesystem::filesystem_error& e) {
+      throw InputError(fmt::format("--logdir {}: {}", r.logdir, e.code().message()));
+    }
+  });
 
   // Same seeds and the same model: the columns are byte-identical runs. Said once the runs
   // succeeded, so that a bad input stays a one-line error.

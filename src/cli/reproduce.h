@@ -72,15 +72,17 @@ inline std::vector<const char*> series_profiles(const std::string& series) {
 // added: reproduce --features, put after every configuration's own flags (plus_features);
 // empty for the experiments as posted.
 //
+// jobs: simulations run at once (parallel_runs); the figures do not depend on it.
+//
 // occupancy: when not null, receives metrics::occupancy_json of the seed-1 run of the
 // with-change case (50 ms bins); recording it changes no figure.
 nlohmann::json reproduce_sched_idle_fallback(int runs, const std::string& added, std::string& text,
                                              nlohmann::json* occupancy = nullptr);
 nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& added,
-                                      std::string& text);
+                                      std::string& text, int jobs);
 nlohmann::json reproduce_latency_nice(int runs, bool full, const std::string& added,
-                                      std::string& text);
+                                      std::string& text, int jobs);
 nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::string& added,
-                                              std::string& text);
+                                              std::string& text, int jobs);
 
 }  // namespace schedtwin::cli

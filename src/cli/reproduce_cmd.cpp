@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/parallel_runs.h"
 #include "cli/reproduce.h"
 #include "cli/rtapp_cmd.h"
 #include "cli/run_common.h"
@@ -272,6 +273,7 @@ void register_reproduce_command(CLI::App& app) {
     bool fail_on_miss = false;
     std::string features;
     bool skip_plain = false;
+    int jobs = default_jobs();
   };
   auto o = std::make_shared<Opts>();
   CLI::App* sub = app.add_subcommand(
@@ -305,6 +307,11 @@ void register_reproduce_command(CLI::App& app) {
   sub->add_flag("--skip-plain", o->skip_plain,
                 "With --features: do not also run the experiments without the added flags (half\n"
                 "the time; no list of the directions the flags changed)");
+  sub->add_option("-j,--jobs", o->jobs,
+                  "Simulations run at once (threads; default: this machine's hardware threads); "
+                  "the figures do not depend on it")
+      ->capture_default_str()
+      ->check(range(1, 1024));
   sub->add_flag("--fail-on-miss", o->fail_on_miss,
                 "Exit with status 4 (after writing every output) when a published direction is "
                 "MISS, e.g. to gate a model change in CI");
@@ -348,10 +355,11 @@ void register_reproduce_command(CLI::App& app) {
                           nlohmann::json* occupancy_out) {
       if (s == "sched-idle-fallback")
         return reproduce_sched_idle_fallback(o->runs, features, out, occupancy_out);
-      if (s == "latency-nice") return reproduce_latency_nice(o->runs, o->full, features, out);
+      if (s == "latency-nice")
+        return reproduce_latency_nice(o->runs, o->full, features, out, o->jobs);
       if (s == "sched-idle-balancing")
-        return reproduce_sched_idle_balancing(o->runs, o->full, features, out);
-      return reproduce_runnable_avg(o->runs, o->full, features, out);
+        return reproduce_sched_idle_balancing(o->runs, o->full, features, out, o->jobs);
+      return reproduce_runnable_avg(o->runs, o->full, features, out, o->jobs);
     };
     // With --features: the same experiments without the added flags, for their directions.
     const bool plain = !o->features.empty() && !o->skip_plain;

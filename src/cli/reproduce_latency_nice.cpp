@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
+#include "cli/parallel_runs.h"
 #include "cli/pingpong_cmd.h"
 #include "cli/reproduce.h"
 #include "metrics/compare_stats.h"
@@ -26,8 +28,11 @@ constexpr Published kPublished[] = {{8, 64.66, 64.38, 64.79},     {16, 123.34, 1
 }  // namespace
 
 nlohmann::json reproduce_latency_nice(int runs, bool full, const std::string& added,
-                                      std::string& text) {
-  const double duration_s = full ? 1.0 : 0.05;
+                                      std::string& text, int jobs) {
+  // The quick scale runs half the posted length: a ping-pong run's first tens of ms are its
+  // start-up, when the pairs have not yet settled (README, latency-nice), and a 0.05 s run
+  // was little else.
+  const double duration_s = full ? 1.0 : 0.5;
   if (!full) runs = std::min(runs, 3);
   const char* features[3] = {"", "latency-nice", "latency-nice,NO_SIS_CORE"};
   text += fmt::format(
@@ -41,24 +46,28 @@ nlohmann::json reproduce_latency_nice(int runs, bool full, const std::string& ad
   bool mid_gain = false, ends_flat = true;
   double best_mid = -INFINITY;    // the largest gain at 32-64 threads
   std::vector<std::string> ends;  // the gains at 8 and 128 threads
-  for (const Published& pub : kPublished) {
-    double mean[3];
-    for (int c = 0; c < 3; ++c) {
-      std::vector<double> v;
-      for (int seed = 1; seed <= runs; ++seed) {
+  // Run i: row i / (3 runs), configuration (i / runs) % 3, seed i % runs + 1.
+  const std::size_t n = static_cast<std::size_t>(runs);
+  const std::vector<double> gbps =
+      parallel_runs(std::size(kPublished) * 3 * n, jobs, [&](std::size_t i) {
         CommonOptions o;
         o.feature_warnings = false;  // said once, up front (reproduce --features)
         o.machine = "xeon-2s-88";
         o.kernel = kLatencyNiceKernel;
-        o.features = plus_features(features[c], added);
-        o.seed = static_cast<std::uint64_t>(seed);
+        o.features = plus_features(features[i / n % 3], added);
+        o.seed = i % n + 1;
         workload::PingpongParams p;
-        p.connections = pub.threads;
+        p.connections = kPublished[i / (3 * n)].threads;
         p.msg_bytes = 8192;
         p.duration = static_cast<Time>(duration_s * 1e9);
-        v.push_back(run_pingpong_command(o, p).json["throughput_gbps"].get<double>());
-      }
-      mean[c] = metrics::sample_stats(v).mean;
+        return run_pingpong_command(o, p).json["throughput_gbps"].get<double>();
+      });
+  for (std::size_t row = 0; row < std::size(kPublished); ++row) {
+    const Published& pub = kPublished[row];
+    double mean[3];
+    for (std::size_t c = 0; c < 3; ++c) {
+      const auto first = gbps.begin() + static_cast<std::ptrdiff_t>((row * 3 + c) * n);
+      mean[c] = metrics::sample_stats(std::vector<double>(first, first + runs)).mean;
     }
     double g1 = 100.0 * (mean[1] - mean[0]) / mean[0], g2 = 100.0 * (mean[2] - mean[0]) / mean[0];
     double p1 = 100.0 * (pub.ln - pub.base) / pub.base,

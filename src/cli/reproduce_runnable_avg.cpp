@@ -5,8 +5,11 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <iterator>
+#include <vector>
 
 #include "cli/messaging_cmd.h"
+#include "cli/parallel_runs.h"
 #include "cli/reproduce.h"
 #include "metrics/compare_stats.h"
 
@@ -70,7 +73,7 @@ const Row* published_row(int type, int nr) {
 }  // namespace
 
 nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& added,
-                                      std::string& text) {
+                                      std::string& text, int jobs) {
   nlohmann::json j;
   text += fmt::format(
       "\nrunnable_avg group classification (Vincent Guittot, 2020; merged in v5.7): hikey, kernel "
@@ -81,15 +84,19 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
   // Classification counts: summed over the runs (exact integers), then the mean per run.
   double cls[2][6][5] = {};
   const char* kernels[2] = {kRunnableAvgBase, kRunnableAvgWith};
-  for (int k = 0; k < 2; ++k)
-    for (int seed = 1; seed <= runs; ++seed) {
-      MessagingOutcome out = run(kernels[k], added, seed, hackbench(4, 640), true);
-      const auto& c = out.json["lb_stats"]["group_classification"];
-      for (int type = 0; type < 6; ++type)
-        for (int nr = 0; nr < 5; ++nr)
-          cls[k][type][nr] +=
-              c[kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)].get<double>();
-    }
+  const std::size_t n = static_cast<std::size_t>(runs);
+  // Run i: kernel i / runs, seed i % runs + 1.
+  const std::vector<nlohmann::json> counts = parallel_runs(2 * n, jobs, [&](std::size_t i) {
+    MessagingOutcome out =
+        run(kernels[i / n], added, static_cast<int>(i % n) + 1, hackbench(4, 640), true);
+    return out.json["lb_stats"]["group_classification"];
+  });
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    for (int type = 0; type < 6; ++type)
+      for (int nr = 0; nr < 5; ++nr)
+        cls[i / n][type][nr] +=
+            counts[i][kernel::group_type_name(type)][nr == 4 ? "4+" : std::to_string(nr)]
+                .get<double>();
   for (auto& per_kernel : cls)
     for (auto& per_type : per_kernel)
       for (double& x : per_type) x /= runs;
@@ -149,13 +156,22 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
                       "improvement", "pub improvement");
   double worst = INFINITY;
   int worst_groups = 0;
-  for (const HackbenchPub& h : kHackbench) {
+  // Run i: row i / (2 runs), kernel (i / runs) % 2, seed i % runs + 1.
+  const std::vector<double> secs =
+      parallel_runs(std::size(kHackbench) * 2 * n, jobs, [&](std::size_t i) {
+        const int groups = kHackbench[i / (2 * n)].groups;
+        return run(kernels[i / n % 2], added, static_cast<int>(i % n) + 1,
+                   hackbench(groups, 2560 / groups), false)
+            .json["total_time_s"]
+            .get<double>();
+      });
+  for (std::size_t row = 0; row < std::size(kHackbench); ++row) {
+    const HackbenchPub& h = kHackbench[row];
     std::vector<double> t[2];
-    for (int k = 0; k < 2; ++k)
-      for (int seed = 1; seed <= runs; ++seed)
-        t[k].push_back(run(kernels[k], added, seed, hackbench(h.groups, 2560 / h.groups), false)
-                           .json["total_time_s"]
-                           .get<double>());
+    for (std::size_t k = 0; k < 2; ++k) {
+      const auto first = secs.begin() + static_cast<std::ptrdiff_t>((row * 2 + k) * n);
+      t[k].assign(first, first + runs);
+    }
     metrics::SampleStats a = metrics::sample_stats(t[0]), b = metrics::sample_stats(t[1]);
     double imp = 100.0 * (a.mean - b.mean) / a.mean;
     const double pub_imp = h.improvement_pct;

@@ -5,9 +5,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "cli/messaging_cmd.h"
+#include "cli/parallel_runs.h"
 #include "cli/reproduce.h"
 #include "cli/run_cmd.h"
 #include "metrics/compare_stats.h"
@@ -34,7 +36,7 @@ std::string scenario(bool noisy, double duration_s) {
 }  // namespace
 
 nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::string& added,
-                                              std::string& text) {
+                                              std::string& text, int jobs) {
   const double duration_s = full ? 60 : 10;
   if (!full) runs = std::min(runs, 3);
   text += fmt::format(
@@ -49,6 +51,21 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::st
   // The noisy p99 of each seed, base and with: a mean over 3 seeds hides how far apart the
   // seeds' falls are, so the direction line gives their range too.
   std::vector<double> noisy_p99[2];
+  // Run i: case i / (2 runs) (quiet, noisy), with (i / runs) % 2, seed i % runs + 1.
+  const std::size_t n = static_cast<std::size_t>(runs);
+  const std::vector<nlohmann::json> latency = parallel_runs(4 * n, jobs, [&](std::size_t i) {
+    const bool noisy = i / (2 * n) == 1;
+    CommonOptions c;
+    c.feature_warnings = false;  // said once, up front (reproduce --features)
+    c.features = plus_features(i / n % 2 ? "sched-idle-balancing" : kOff, added);
+    c.seed = i % n + 1;
+    ScenarioOverrides ov;
+    ov.features = ov.seed = true;
+    std::string name = noisy ? "sched-idle-balancing-noisy" : "sched-idle-balancing-quiet";
+    auto out =
+        run_scenario(workload::parse_relaxed_json(scenario(noisy, duration_s), name), name, c, ov);
+    return out.json["workloads"][0]["wakeup_latency_us"];
+  });
   for (int noisy = 0; noisy < 2; ++noisy) {
     double v[2][3] = {};
     // schbench's whole percentile list, mean over seeds (the report draws it).
@@ -56,16 +73,7 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::st
     double all[2][8] = {};
     for (int with = 0; with < 2; ++with)
       for (int seed = 1; seed <= runs; ++seed) {
-        CommonOptions c;
-        c.feature_warnings = false;  // said once, up front (reproduce --features)
-        c.features = plus_features(with ? "sched-idle-balancing" : kOff, added);
-        c.seed = static_cast<std::uint64_t>(seed);
-        ScenarioOverrides ov;
-        ov.features = ov.seed = true;
-        std::string name = noisy ? "sched-idle-balancing-noisy" : "sched-idle-balancing-quiet";
-        auto out = run_scenario(workload::parse_relaxed_json(scenario(noisy, duration_s), name),
-                                name, c, ov);
-        const auto& w = out.json["workloads"][0]["wakeup_latency_us"];
+        const auto& w = latency[static_cast<std::size_t>((noisy * 2 + with) * runs + seed - 1)];
         v[with][0] += w["p50"].get<double>() / runs;
         v[with][1] += w["p99"].get<double>() / runs;
         if (noisy) noisy_p99[with].push_back(w["p99"].get<double>());
@@ -114,22 +122,27 @@ nlohmann::json reproduce_sched_idle_balancing(int runs, bool full, const std::st
     text +=
         "\nperf bench sched messaging -g N -l 4000, seconds (published: 2-6 % faster with the "
         "change)\n";
-    for (int g : {1, 3, 5, 10, 20}) {
-      double t[2] = {};
-      for (int with = 0; with < 2; ++with)
-        for (int seed = 1; seed <= runs; ++seed) {
+    constexpr int kGroups[] = {1, 3, 5, 10, 20};
+    // Run i: -g kGroups[i / (2 runs)], with (i / runs) % 2, seed i % runs + 1.
+    const std::vector<double> secs =
+        parallel_runs(std::size(kGroups) * 2 * n, jobs, [&](std::size_t i) {
           CommonOptions c;
           c.feature_warnings = false;  // said once, up front (reproduce --features)
           c.machine = "xeon-e5-2650v4";
           c.kernel = kSchedIdleBalancingKernel;
-          c.features = plus_features(with ? "sched-idle-balancing" : kOff, added);
-          c.seed = static_cast<std::uint64_t>(seed);
+          c.features = plus_features(i / n % 2 ? "sched-idle-balancing" : kOff, added);
+          c.seed = i % n + 1;
           workload::MessagingParams p;
-          p.groups = g;
+          p.groups = kGroups[i / (2 * n)];
           p.loops = 4000;
-          t[with] +=
-              run_messaging_command(c, p, "messaging").json["total_time_s"].get<double>() / runs;
-        }
+          return run_messaging_command(c, p, "messaging").json["total_time_s"].get<double>();
+        });
+    for (std::size_t row = 0; row < std::size(kGroups); ++row) {
+      const int g = kGroups[row];
+      double t[2] = {};
+      for (std::size_t with = 0; with < 2; ++with)
+        for (std::size_t seed = 0; seed < n; ++seed)
+          t[with] += secs[(row * 2 + with) * n + seed] / runs;
       double imp = 100.0 * (t[0] - t[1]) / t[0];
       text += fmt::format("  -g {:>2}: {:.3f} -> {:.3f}  {:+.2f} %  {}\n", g, t[0], t[1], imp,
                           imp >= -1 ? "match" : "MISS");
