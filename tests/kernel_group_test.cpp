@@ -287,3 +287,36 @@ TEST(GroupSched, BaseSliceIsAtLeastMinGranularity) {
                 std::string(profile) == "v5.7" ? v57 : 750000.0, 1e3);
   }
 }
+
+// v5.15 (51ce83ed523b): an idle entity among non-idle ones gets the slice floor
+// sysctl_sched_idle_min_granularity, 0.75 ms whatever the CPU count, where min_granularity
+// is 0.75 ms x (1 + ilog2(8)) = 3 ms on 8 CPUs. On CPU 0 of 8: three nice -20 tasks, a
+// SCHED_IDLE task beside them, and a SCHED_IDLE task alone in group /g. ALT_PERIOD: 5 tasks,
+// period 24 ms. The root's SCHED_IDLE task: 24 ms x 3 / (3 x 88761 + 3 + w(/g)) ~ 0.3 us,
+// raised to 0.75 ms; the one in /g is the only entity of its cfs_rq (sched_idle_cfs_rq), so
+// its floor stays min_granularity: 3 ms; a nice -20 task's share is above both floors.
+TEST(GroupSched, AnIdleEntityAmongNormalOnesHasTheUnscaledIdleFloor) {
+  for (const char* profile : {"v5.17", "v6.0"}) {
+    SCOPED_TRACE(profile);
+    KernelImpl k(flat_machine(1, 8), config(profile));
+    ASSERT_EQ(k.sysctl_sched_min_granularity, 3'000'000);
+    int g = k.create_task_group({.name = "/g"});
+    BusyBody b[5];
+    TaskId heavy = kNoTask;
+    for (int i = 0; i < 3; ++i)
+      heavy = k.create_task({.name = "heavy", .nice = -20, .cpus = {0}}, &b[i], 0);
+    TaskId idle_root =
+        k.create_task({.name = "idle", .policy = Policy::Idle, .cpus = {0}}, &b[3], 0);
+    TaskId idle_g = k.create_task(
+        {.name = "idle-g", .policy = Policy::Idle, .cpus = {0}, .group = g}, &b[4], 0);
+    sched_entity& root_se = k.task(idle_root).se;
+    sched_entity& g_se = k.task(idle_g).se;
+    ASSERT_EQ(root_se.cfs->nr_running, 5u);
+    EXPECT_EQ(root_se.cfs->idle_nr_running, 1u);
+    EXPECT_EQ(g_se.cfs->idle_nr_running, 1u);
+    EXPECT_EQ(k.sched_slice(*root_se.cfs, root_se), 750'000);
+    EXPECT_EQ(k.sched_slice(*g_se.cfs, g_se), 3'000'000);
+    sched_entity& heavy_se = k.task(heavy).se;
+    EXPECT_GT(k.sched_slice(*heavy_se.cfs, heavy_se), 3'000'000);
+  }
+}

@@ -51,10 +51,12 @@ void KernelImpl::check_invariants() {
       return cfs.tg ? fmt::format("cpu{} group {}", c, tgs_[static_cast<size_t>(cfs.tg)].name)
                     : fmt::format("cpu{}", c);
     };
+    unsigned idle_queued = 0;
     auto visit = [&](const sched_entity& se) {
       if (se.cfs != &cfs)
         fail(fmt::format("{}: an entity queued here names another cfs_rq", where()));
       ++queued;
+      idle_queued += se_is_idle(se);
       weight += se.load.weight;
       if (se.my_q) {
         LevelCount sub = self(self, *se.my_q, c);
@@ -98,6 +100,9 @@ void KernelImpl::check_invariants() {
     if (queued != cfs.nr_running)
       fail(
           fmt::format("{}: nr_running={} but {} entities queued", where(), cfs.nr_running, queued));
+    if (idle_queued != cfs.idle_nr_running)
+      fail(fmt::format("{}: idle_nr_running={} but {} idle entities queued", where(),
+                       cfs.idle_nr_running, idle_queued));
     if (n.h != cfs.h_nr_running)
       fail(fmt::format("{}: h_nr_running={} but {} tasks queued below", where(), cfs.h_nr_running,
                        n.h));

@@ -270,9 +270,10 @@ Time KernelImpl::__sched_period(unsigned long nr_running) const {
 
 // sched_slice (fair.c v5.4): the period shared out by weight at every level up to the root.
 // v5.13+ (0c2de3f054a5): ALT_PERIOD sizes the period by all the CPU's tasks (the root's
-// h_nr_running), and BASE_SLICE never gives less than min_granularity. v5.15's
-// idle_min_granularity for idle entities equals min_granularity by default (0.75 ms
-// normalized, both), so it is not told apart.
+// h_nr_running), and BASE_SLICE never gives less than min_granularity. v5.15+ (51ce83ed523b):
+// an idle entity (SCHED_IDLE task or cpu.idle group) on a cfs_rq that also holds non-idle
+// ones gets the floor sysctl_sched_idle_min_granularity, 0.75 ms on any machine, where
+// min_granularity is 0.75 ms x (1 + ilog2(min(CPUs, 8))): 3 ms on 8 CPUs.
 Time KernelImpl::sched_slice(cfs_rq& cfs, sched_entity& se) {
   unsigned nr_running = cfs.nr_running;
   if (feat(Feature::ALT_PERIOD)) nr_running = rq_of(cfs).cfs.h_nr_running;
@@ -282,8 +283,13 @@ Time KernelImpl::sched_slice(cfs_rq& cfs, sched_entity& se) {
     if (!s->on_rq) update_load_add(lw, s->load.weight);
     slice = __calc_delta(slice, s->load.weight, lw);
   }
-  if (feat(Feature::BASE_SLICE))
-    slice = std::max(slice, static_cast<std::uint64_t>(sysctl_sched_min_granularity));
+  if (feat(Feature::BASE_SLICE)) {
+    const bool sched_idle_cfs_rq = cfs.nr_running && cfs.nr_running == cfs.idle_nr_running;
+    const Time min_gran = prof_.version >= 515 && se_is_idle(se) && !sched_idle_cfs_rq
+                              ? sysctl_sched_idle_min_granularity
+                              : sysctl_sched_min_granularity;
+    slice = std::max(slice, static_cast<std::uint64_t>(min_gran));
+  }
   return static_cast<Time>(slice);
 }
 
@@ -344,6 +350,7 @@ void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   update_load_add(cfs.load, se.load.weight);
   if (!se.my_q) rq_of(cfs).cfs_tasks.push_front(se);
   cfs.nr_running++;
+  if (se_is_idle(se)) cfs.idle_nr_running++;
   if (flags & ENQUEUE_WAKEUP) place_entity(cfs, se, false);
   if (!curr) __enqueue_entity(cfs, se);
   se.on_rq = true;
@@ -366,6 +373,7 @@ void KernelImpl::enqueue_entity_v66(cfs_rq& cfs, sched_entity& se, int flags) {
   update_load_add(cfs.load, se.load.weight);
   if (!se.my_q) rq_of(cfs).cfs_tasks.push_front(se);
   cfs.nr_running++;
+  if (se_is_idle(se)) cfs.idle_nr_running++;
   if (!curr) __enqueue_entity(cfs, se);
   se.on_rq = true;
 }
@@ -385,6 +393,7 @@ void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
     l.erase(l.iterator_to(se));
   }
   cfs.nr_running--;
+  if (se_is_idle(se)) cfs.idle_nr_running--;
   if (!eevdf_ && !(flags & DEQUEUE_SLEEP)) se.vruntime -= cfs.min_vruntime;
   update_cfs_group(se);
   if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE) update_min_vruntime(cfs);

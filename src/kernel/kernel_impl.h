@@ -239,6 +239,9 @@ class KernelImpl {
        sysctl_sched_wakeup_granularity = 0;
   Time sysctl_sched_migration_cost = 500 * kNsPerUs;
   Time sysctl_sched_base_slice = 0;  // v6.6: 0.75 ms x factor
+  // v5.15 (51ce83ed523b): the slice floor of an idle entity among non-idle ones; it has no
+  // normalized_ value, so update_sysctl never scales it with the CPU count.
+  static constexpr Time sysctl_sched_idle_min_granularity = 750 * kNsPerUs;
   // v6.6 profiles: the fair class is EEVDF (fair-class.md §3.10), not CFS.
   bool eevdf_ = false;
   // The CPU inside schedule() before the kernel's clear_tsk_need_resched(prev): a resched

@@ -96,6 +96,7 @@ struct cfs_rq {
   unsigned int nr_running = 0;
   unsigned int h_nr_running = 0;
   unsigned int idle_h_nr_running = 0;  // series 1 patch 1 (43e9f7f231e4)
+  unsigned int idle_nr_running = 0;    // queued entities that are se_is_idle (v5.15, a2dcb276ff92)
   std::uint64_t min_vruntime = static_cast<std::uint64_t>(-(1LL << 20));
   // EEVDF (v6.6 profiles only): over the entities in the timeline (curr is added when read),
   // the sum of (vruntime - min_vruntime) * weight and the sum of the weights.
