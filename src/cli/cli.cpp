@@ -363,6 +363,14 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}\n", why);
     return 2;
   }
+  // CLI11 gives a flag written "--explain=" its bare value, stderr: a file name was meant.
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--explain=") {
+      fmt::print(stderr,
+                 "schedtwin: --explain=: expected a file name after '=' (--explain alone writes "
+                 "to stderr)\n");
+      return 2;
+    }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

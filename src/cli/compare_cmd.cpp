@@ -29,6 +29,13 @@
 
 namespace schedtwin::cli {
 
+std::string fixed_point(double x, int d, bool plus) {
+  std::string s = plus ? fmt::format("{:+.{}f}", x, d) : fmt::format("{:.{}f}", x, d);
+  if (s.find_first_not_of("+-0.") == std::string::npos)
+    s = (plus ? (x < 0 ? "-" : "+") : "") + s.substr(s[0] == '-' || s[0] == '+');
+  return s;
+}
+
 namespace {
 
 // One rt-app task's metrics from its JSON ("tasks".NAME), named PREFIX + NAME + "." + key:
@@ -293,14 +300,6 @@ std::string shell_quote(const std::string& s) {
 
 // ---- the table ---------------------------------------------------------------------------------
 
-// Fixed-point with `d` decimals; never "-0.00".
-std::string fixed(double x, int d, bool plus = false) {
-  std::string s = plus ? fmt::format("{:+.{}f}", x, d) : fmt::format("{:.{}f}", x, d);
-  if (s.find_first_not_of("+-0.") == std::string::npos)
-    s = (plus ? "+" : "") + s.substr(s[0] == '-' || s[0] == '+');
-  return s;
-}
-
 // Decimals for a row: about four significant digits below 100, two decimals above, at most six.
 int decimals_for(double magnitude) {
   if (!(magnitude > 0) || !std::isfinite(magnitude)) return 2;
@@ -310,7 +309,8 @@ int decimals_for(double magnitude) {
 
 std::string mean_sd(const metrics::SampleStats& s, int d) {
   if (s.n == 0) return "n/a";
-  return fixed(s.mean, d) + " ± " + (std::isnan(s.sd) ? std::string("n/a") : fixed(s.sd, d));
+  return fixed_point(s.mean, d) + " ± " +
+         (std::isnan(s.sd) ? std::string("n/a") : fixed_point(s.sd, d));
 }
 
 // Display width of UTF-8 text ("±" is two bytes, one column).
@@ -467,7 +467,8 @@ bool same_figures(const RunFigures& a, const RunFigures& b) {
 // sweep, else " at " the points). A flag that made no difference is most often one the profile or
 // the machine never reaches: `no_smt_machine` names a machine without SMT (no idle-core or
 // SMT-sibling search to change), `v513` says select_idle_sibling_v513 is in play (v5.17+
-// profiles without LATENCY_NICE_SIS or SIS_SMT_FIRST).
+// profiles without LATENCY_NICE_SIS or SIS_SMT_FIRST). The caller passes them only when the
+// change touches those searches (smt_search_changed).
 std::string identical_note(const std::string& where, bool model_unchanged,
                            const std::string& no_smt_machine, bool v513) {
   std::string out = fmt::format(
@@ -484,6 +485,16 @@ std::string identical_note(const std::string& where, bool model_unchanged,
   out += "; check with --explain that the change is read on this kernel profile and machine";
   if (!why.empty()) out += fmt::format(" ({})", fmt::join(why, "; "));
   return out + "\n";
+}
+
+// Whether `with` changes a flag of the idle-core or SMT-sibling search (SIS_CORE, SIS_SMT_FIRST,
+// LATENCY_NICE_SIS's SMT floor), which a machine without SMT or v5.13's select_idle_sibling
+// never reaches.
+bool smt_search_changed(const kernel::Profile& base, const kernel::Profile& with) {
+  using kernel::Feature;
+  for (Feature x : {Feature::SIS_CORE, Feature::SIS_SMT_FIRST, Feature::LATENCY_NICE_SIS})
+    if (base.features.has(x) != with.features.has(x)) return true;
+  return false;
 }
 
 // "+X -Y" of `with` against `base` (and the profile if it changed).
@@ -821,9 +832,9 @@ CompareOutcome run_compare(const CompareRequest& r) {
       const char* star = c.pairs < runs ? "*" : "";
       std::vector<std::string> row = {
           metric, mean_sd(c.base, d), mean_sd(c.with, d),
-          c.diff_pct ? fixed(*c.diff_pct, 2, true) + "%" + star : "n/a",
-          has_ci ? fmt::format("[{}%, {}%]{}", fixed(*c.ci95_lo_pct, 1, true),
-                               fixed(*c.ci95_hi_pct, 1, true), star)
+          c.diff_pct ? fixed_point(*c.diff_pct, 2, true) + "%" + star : "n/a",
+          has_ci ? fmt::format("[{}%, {}%]{}", fixed_point(*c.ci95_lo_pct, 1, true),
+                               fixed_point(*c.ci95_hi_pct, 1, true), star)
                  : "n/a"};
       if (swept) row.insert(row.begin(), points[k].value);
       rows.push_back(std::move(row));
@@ -859,13 +870,14 @@ CompareOutcome run_compare(const CompareRequest& r) {
       at.push_back(points[k].value);
       if (!smt[k] && no_smt.empty()) no_smt = machines[k];
     }
-    txt += identical_note(!swept ? std::string()
-                          : identical.size() == points.size()
-                              ? fmt::format(" at every {} value", sweep_label)
-                              : fmt::format(" at {} {}", sweep_label, fmt::join(at, ", ")),
-                          model_unchanged, no_smt,
-                          kernel::takes_select_idle_sibling_v513(base) ||
-                              kernel::takes_select_idle_sibling_v513(with));
+    txt += identical_note(
+        !swept ? std::string()
+        : identical.size() == points.size()
+            ? fmt::format(" at every {} value", sweep_label)
+            : fmt::format(" at {} {}", sweep_label, fmt::join(at, ", ")),
+        model_unchanged, smt_search_changed(base, with) ? no_smt : "",
+        smt_search_changed(base, with) && (kernel::takes_select_idle_sibling_v513(base) ||
+                                           kernel::takes_select_idle_sibling_v513(with)));
   }
   // Wall time is the one figure that differs between identical invocations.
   j["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -64,6 +64,11 @@ CompareOutcome run_compare(const CompareRequest& r);
 // model flags D" (the groups that are empty left out).
 std::string describe_profile(const kernel::Profile& p);
 
+// A table cell: x with `d` decimals. Without `plus` never "-0.00". With it (a change or a bound
+// of its interval, signed) the sign is x's even when the digits round to zero: an interval of
+// [-0.04, -0.03] % prints as [-0.0%, -0.0%], not as one that seems to hold 0.
+std::string fixed_point(double x, int d, bool plus = false);
+
 // Names of the subcommands compare can run, in table order.
 std::vector<std::string> compare_subcommands();
 

@@ -176,9 +176,9 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
     double imp = 100.0 * (a.mean - b.mean) / a.mean;
     const double pub_imp = h.improvement_pct;
     if (imp < worst) worst = imp, worst_groups = h.groups;
-    auto cell = [](const metrics::SampleStats& s) {
-      return fmt::format("{:.3f} (±{:.2f} %)", s.mean,
-                         std::isnan(s.sd) ? 0.0 : 100.0 * s.sd / s.mean);
+    auto cell = [](const metrics::SampleStats& s) {  // one run has no sd
+      return std::isnan(s.sd) ? fmt::format("{:.3f} (sd n/a)", s.mean)
+                              : fmt::format("{:.3f} (±{:.2f} %)", s.mean, 100.0 * s.sd / s.mean);
     };
     text += fmt::format("{:>6} {:>22} {:>22} {:>11.2f}% {:>17.2f}%\n", h.groups, cell(a), cell(b),
                         imp, pub_imp);
