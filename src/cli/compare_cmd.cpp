@@ -922,7 +922,8 @@ void register_compare_command(CLI::App& app) {
          "Changed configuration SPEC; without a leading profile its features apply on the base")
       ->required();
   sub->add_option("-j,--jobs", o->jobs,
-                  "Runs in parallel (threads); the results do not depend on it")
+                  "Runs in parallel (threads; default: this machine's hardware threads); the "
+                  "results do not depend on it")
       ->capture_default_str()
       ->check(range(1, 1024));
   sub->add_option(

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/messaging_cmd.h"
+#include "cli/parallel_runs.h"
 #include "cli/rtapp_cmd.h"
 #include "kernel/features.h"
 
@@ -37,7 +38,7 @@ RunFigures messaging_figures(const MessagingOutcome& out);
 
 struct CompareRequest {
   int runs = 5;                   // seeds 1..runs per configuration (>= 1)
-  int jobs = 1;                   // threads (>= 1); the results do not depend on it
+  int jobs = default_jobs();      // threads (>= 1); the results do not depend on it
   std::string base_spec;          // empty: the subcommand's default profile
   std::string with_spec;          // applied on the resolved base when it names no profile
   std::string logdir;             // empty: no logs at all; else DIR/<base|with>/seed-N/
