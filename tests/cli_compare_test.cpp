@@ -561,3 +561,26 @@ TEST(CliCompare, ASignedCellKeepsTheSignOfAValueThatRoundsToZero) {
   EXPECT_EQ(fixed_point(-0.001, 2), "0.00");  // a mean or sd: never "-0.00"
   EXPECT_EQ(fixed_point(12.345, 2), "12.35");
 }
+
+// The runs' own notes (here each configuration's warning that cpu.idle came with v5.15) are
+// collected and said in run order: with --runs 1 the two configurations' first runs start at
+// once on two threads, and the lines came in whichever order they printed.
+TEST(CliCompare, RunNotesComeInRunOrderWhateverTheJobs) {
+  fs::path d = tmpdir("notes");
+  std::ofstream(d / "s.json") << R"({ "machine": "hikey", "kernel": "v5.4", "duration_s": 0.05,
+  "groups": { "normal": {}, "bg": { "cpu.idle": 1 } },
+  "workloads": [ { "group": "normal", "messaging": ["-g", "1", "-l", "20"] },
+                 { "group": "bg", "messaging": ["-g", "1", "-l", "20"] } ] })";
+  const std::string cmd = " --runs 1 --base v5.4 --with v5.7 -- run s.json";
+  Result one = run("compare --jobs 1" + cmd, d);
+  ASSERT_EQ(one.status, 0) << one.err;
+  const std::string v54 = "kernel v5.4 has no such file", v57 = "kernel v5.7 has no such file";
+  ASSERT_NE(one.err.find(v54), std::string::npos) << one.err;
+  EXPECT_LT(one.err.find(v54), one.err.find(v57)) << one.err;
+  for (int i = 0; i < 5; ++i) {
+    Result two = run("compare --jobs 2" + cmd, d);
+    ASSERT_EQ(two.status, 0) << two.err;
+    EXPECT_EQ(two.err, one.err);
+  }
+  fs::remove_all(d);
+}

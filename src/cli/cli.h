@@ -38,6 +38,9 @@ struct CommonOptions {
   // Notes on the input (keys ignored, values that give way): compare says them for one run;
   // those that depend on the kernel profile too, for each configuration's first run.
   bool input_notes = true, profile_notes = true;
+  // Where those notes go: stderr when null; compare collects each run's and prints them in
+  // run order once the runs (on several threads) are done.
+  std::string* notes = nullptr;
   std::uint64_t seed = 1;
   int hz = 0;              // 0: the machine's build
   // --cost NAME=NS, each given: a machine cost figure replaced (machine_file.h cost_names()).

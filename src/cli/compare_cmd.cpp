@@ -708,6 +708,7 @@ CompareOutcome run_compare(const CompareRequest& r) {
   // number of jobs (parallel_runs).
   const std::size_t runs = static_cast<std::size_t>(r.runs);
   const std::size_t total = points.size() * 2 * runs;
+  std::vector<std::string> notes(total);  // said in run order, whatever thread ran each
   std::vector<RunFigures> results = parallel_runs(total, r.jobs, [&](std::size_t i) {
     const Point& pt = points[i / (2 * runs)];
     const std::size_t config = (i / runs) % 2;
@@ -722,11 +723,13 @@ CompareOutcome run_compare(const CompareRequest& r) {
       CommonOptions o = run_options(*pt.prep.common, *profiles[config], seed);
       o.input_notes = i == 0;  // the same input for every run: its notes once
       o.profile_notes = seed == 1;
+      o.notes = &notes[i];
       return pt.prep.run(o, logdir);
     } catch (const std::filesystem::filesystem_error& e) {
       throw InputError(fmt::format("--logdir {}: {}", r.logdir, e.code().message()));
     }
   });
+  for (const std::string& n : notes) fmt::print(stderr, "{}", n);
 
   // Same seeds and the same model: the columns are byte-identical runs. Said once the runs
   // succeeded, so that a bad input stays a one-line error.

@@ -66,7 +66,8 @@ std::string cpu_list(const std::vector<int>& cpus) {
 // A file without "duration" whose threads have not all ended by kMaxUnboundedRun: say so on
 // stderr, naming the threads asleep on a lock, condition, barrier or suspend (the usual
 // cause: a resume, signal or barrier member that never comes), rather than stop silently.
-void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& runner) {
+void warn_unfinished(const CommonOptions& o, const std::string& taskset,
+                     const workload::rtapp::Runner& runner) {
   int alive = 0;
   std::string asleep;
   int nr_asleep = 0;
@@ -81,11 +82,11 @@ void warn_unfinished(const std::string& taskset, const workload::rtapp::Runner& 
   }
   if (alive == 0) return;
   if (nr_asleep > 8) asleep += fmt::format(" and {} more", nr_asleep - 8);
-  fmt::print(stderr,
-             "schedtwin: warning: {}: no \"duration\" (or -1), and {} of {} threads had not ended "
-             "after {} s, where the run stops (rt-app would run on){}{}\n",
-             taskset, alive, runner.nr_threads(), kMaxUnboundedRun / kNsPerSec,
-             asleep.empty() ? "" : "; asleep at the end: ", asleep);
+  say_note(o, fmt::format("schedtwin: warning: {}: no \"duration\" (or -1), and {} of {} threads "
+                          "had not ended after {} s, where the run stops (rt-app would run "
+                          "on){}{}\n",
+                          taskset, alive, runner.nr_threads(), kMaxUnboundedRun / kNsPerSec,
+                          asleep.empty() ? "" : "; asleep at the end: ", asleep));
 }
 
 }  // namespace
@@ -260,9 +261,9 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
   Time end = runner.end_time();
   if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
   k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
-  if (end == kTimeNever) warn_unfinished(taskset, runner);
+  if (end == kTimeNever) warn_unfinished(o, taskset, runner);
   for (const std::string& d : runner.self_deadlocks())
-    fmt::print(stderr, "schedtwin: warning: {}: {}\n", taskset, d);
+    say_note(o, fmt::format("schedtwin: warning: {}: {}\n", taskset, d));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   traces.finish();
 

@@ -263,10 +263,10 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                         name));
       // cpu.idle (304000390f88) came with v5.15; an earlier profile applies it as v5.15 does.
       if (a.idle && s.config.profile.version < 515 && c.profile_notes)
-        fmt::print(stderr,
-                   "schedtwin: warning: {}:{}:{}: group \"{}\": \"cpu.idle\" came with v5.15; "
-                   "kernel {} has no such file, and the model applies it as v5.15 does\n",
-                   file, g.line, g.col, name, s.config.profile.name);
+        say_note(c, fmt::format("schedtwin: warning: {}:{}:{}: group \"{}\": \"cpu.idle\" came "
+                                "with v5.15; kernel {} has no such file, and the model applies it "
+                                "as v5.15 does\n",
+                                file, g.line, g.col, name, s.config.profile.name));
       try {
         group_ids[name] = k.create_task_group(a);
       } catch (const InputError& e) {
@@ -359,12 +359,12 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
           workload::rtapp::parse_file(path, s.machine.nr_cpus()));
       if (c.input_notes)
         for (const std::string& note : x.rtapp_cfg->ignored)
-          fmt::print(stderr, "schedtwin: note: {}\n", note);
+          say_note(c, fmt::format("schedtwin: note: {}\n", note));
       if (c.input_notes && x.rtapp_cfg->duration_s > 0 && x.rtapp_cfg->duration_s != duration_s)
-        fmt::print(stderr,
-                   "schedtwin: note: {}: its \"duration\" ({} s) gives way to the scenario's "
-                   "\"duration_s\" ({} s): every workload of a scenario runs for it\n",
-                   path, x.rtapp_cfg->duration_s, duration_s);
+        say_note(c, fmt::format("schedtwin: note: {}: its \"duration\" ({} s) gives way to the "
+                                "scenario's \"duration_s\" ({} s): every workload of a scenario "
+                                "runs for it\n",
+                                path, x.rtapp_cfg->duration_s, duration_s));
       x.rtapp = std::make_unique<workload::rtapp::Runner>(*x.rtapp_cfg, k,
                                                           workload::rtapp::RowDetail::SummaryOnly);
     } else {

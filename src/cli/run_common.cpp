@@ -95,6 +95,13 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where) {
   return s;
 }
 
+void say_note(const CommonOptions& o, const std::string& line) {
+  if (o.notes)
+    *o.notes += line;
+  else
+    fmt::print(stderr, "{}", line);
+}
+
 void print_machine_notes(const machine::Machine& m, std::string_view label) {
   for (const std::string& n : machine::machine_notes(m))
     fmt::print(stderr, "schedtwin: note: {}: {}\n", label, n);

@@ -39,6 +39,10 @@ Scenario make_scenario(const CommonOptions& o, const InputLabels& where = {});
 // calibrate writes it; the captured machine alone has uncalibrated defaults there.
 machine::Machine load_cli_machine(const std::string& name_or_path, std::string_view option = {});
 
+// A note or warning a run says (one or more whole lines): to stderr, or appended to o.notes
+// when the caller collects them (compare, which prints its runs' in run order).
+void say_note(const CommonOptions& o, const std::string& line);
+
 // machine::machine_notes of `m` on stderr, one "schedtwin: note: LABEL: ..." line each.
 void print_machine_notes(const machine::Machine& m, std::string_view label);
 
