@@ -104,6 +104,11 @@ TEST(CliExplain, JsonlFieldsCarryTheDecisionsFigures) {
           << line;
       if (kind == "wakeup") {
         EXPECT_TRUE(fields.at("prev").is_number_integer()) << line;
+        // true exactly when the result names the wake list and its IPI
+        ASSERT_TRUE(fields.at("remote_wake_list").is_boolean()) << line;
+        EXPECT_EQ(fields.at("remote_wake_list").get<bool>(),
+                  result.find("wake list") != std::string::npos)
+            << line;
         ++wakeups;
       }
     }

@@ -367,7 +367,7 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
     const bool queued = ttwu_queue_cond(cpu);
     const bool same_llc = cpus_share_cache(this_cpu_, cpu);
     explain_->data("target_cpu", cpu);
-    explain_->data("remote_wake_list", queued ? 1 : 0);
+    explain_->flag("remote_wake_list", queued, false);
     result = fmt::format("cpu{}{}", cpu,
                          !queued    ? ""
                          : same_llc ? " (wake list of the idle CPU + IPI)"
