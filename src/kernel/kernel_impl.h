@@ -164,16 +164,17 @@ class KernelImpl {
   engine::EventQueue q_;
   engine::Rng rng_;
   Time now_ = 0;
-  // rq_clock_pelt: by the time a workload starts the kernel's clock has run since boot, so no
-  // task is created at PELT time 0, which would read as "not attached" (last_update_time 0)
-  // and skip the task's PELT updates until its first sleep. 2^30 ns, a whole number of PELT
-  // microseconds, keeps the 1024-ns steps where they would be from 0.
-  static constexpr std::uint64_t kPeltClockAtStart = std::uint64_t{1} << 30;
-  std::uint64_t clock_pelt() const { return static_cast<std::uint64_t>(now_) + kPeltClockAtStart; }
-  // rq_clock_task, what se.exec_start is stamped with: counted from boot too, so that a task
-  // never run or just migrated (exec_start 0, as __sched_fork and migrate_task_rq_fair leave
-  // it) is long past sysctl_sched_migration_cost in task_hot, however early in the run.
-  Time clock_task() const { return now_ + static_cast<Time>(kPeltClockAtStart); }
+  // The kernel's clocks have run since boot by the time a workload starts; the model's start
+  // at 0. 2^30 ns (about a second), a whole number of PELT microseconds, keeps PELT's 1024-ns
+  // steps where they would be from 0.
+  static constexpr std::uint64_t kClockSinceBoot = std::uint64_t{1} << 30;
+  // rq_clock_pelt: no task is created at PELT time 0, which would read as "not attached"
+  // (last_update_time 0) and skip the task's PELT updates until its first sleep.
+  std::uint64_t clock_pelt() const { return static_cast<std::uint64_t>(now_) + kClockSinceBoot; }
+  // rq_clock_task, what se.exec_start is stamped with: a task never run or just migrated
+  // (exec_start 0, as __sched_fork and migrate_task_rq_fair leave it) is long past
+  // sysctl_sched_migration_cost in task_hot, however early in the run.
+  Time clock_task() const { return now_ + static_cast<Time>(kClockSinceBoot); }
   std::uint64_t events_ = 0;
   std::uint64_t switches_ = 0;
   std::uint64_t migrations_ = 0;  // set_task_cpu to another CPU, any path
