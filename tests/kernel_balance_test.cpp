@@ -589,6 +589,36 @@ TEST(SchedDomains, NodeReclaimDistanceDecidesTheNumaLevelsWakeAndForkFlags) {
   EXPECT_EQ(numa_flags("v5.3", 32), 0u);
 }
 
+// Nodes of different shapes (fresh-user trial 8): node 0 is CPUs 0-1 (one LLC), node 1 is
+// CPU 2 alone, whose domains below NUMA are all degenerate. build_sched_domains builds the
+// NUMA level's groups from each CPU's child domain before degenerate ones are removed, so
+// every CPU sees the groups {0,1} and {2}, its own first; the model once took CPU 2's
+// "child" from the same height of its kept domains and gave CPU 0 a group {0,1,2}. Then a
+// task forked on CPU 0 while CPUs 0 and 1 run hogs goes to the idle CPU 2 (v5.17's
+// find_idlest_group: local group fully busy, the other has spare).
+TEST(SchedDomains, NumaGroupsComeFromEachCpusChildEvenWhenNodesDifferInShape) {
+  machine::Machine m = flat_machine(2, 2);
+  m.cpus.pop_back();  // CPU 3 gone: node 1 is CPU 2 alone
+  for (machine::Cpu& c : m.cpus) c.node = c.package = c.llc;
+  m.numa_distance = {{10, 21}, {21, 10}};
+  KernelImpl k(m, config("v5.17"));
+  auto groups = [&](int cpu) {
+    std::vector<std::vector<int>> out;
+    for (int g : k.cpu_rq(cpu).sd.back().groups)
+      out.push_back(k.groups_[static_cast<size_t>(g)].cpus);
+    return out;
+  };
+  EXPECT_EQ(groups(0), (std::vector<std::vector<int>>{{0, 1}, {2}}));
+  EXPECT_EQ(groups(1), (std::vector<std::vector<int>>{{0, 1}, {2}}));
+  EXPECT_EQ(groups(2), (std::vector<std::vector<int>>{{2}, {0, 1}}));
+  BusyBody b[3];
+  k.create_task({.name = "hog0", .cpus = {0}}, &b[0], 0);
+  k.create_task({.name = "hog1", .cpus = {1}}, &b[1], 0);
+  k.run_until(10 * kNsPerMs);
+  const TaskId t = k.create_task({.name = "new"}, &b[2], 0);
+  EXPECT_EQ(k.task(t).cpu, 2);
+}
+
 // get_sd_balance_interval (fair.c), in jiffies at HZ=250: a 4-CPU MC domain at its
 // min_interval of 4 ms. Busy, v5.7 multiplies by busy_factor 32 (128 ms = 32 jiffies);
 // v5.17 by 16 (64 ms = 16 jiffies) and, from v5.10 (e4d32e4d5444), takes one jiffy off (15).

@@ -210,7 +210,7 @@ struct SchedGroup {
 // A domain level shared by all CPUs it spans; per-CPU fields are in SchedDomain.
 struct DomainLevel {
   std::string name;  // SMT, MC, DIE, NUMA
-  int level = 0;
+  int topology_level = 0;  // its row of the topology table (SMT, CLS, MC, DIE, NUMA...)
   unsigned flags = 0;
   int imbalance_pct = 125;
   int cache_nice_tries = 0;

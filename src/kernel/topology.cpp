@@ -88,6 +88,7 @@ void KernelImpl::build_sched_domains() {
       if (it == level_ids.end()) {
         DomainLevel lvl;
         lvl.name = specs[si].name;
+        lvl.topology_level = static_cast<int>(si);
         lvl.span = span;
         // sd_init (topology.c v5.4/v5.7)
         int sd_weight = static_cast<int>(span.size());
@@ -174,14 +175,13 @@ void KernelImpl::build_sched_domains() {
       for (size_t j = 0; j < span.size(); ++j) {
         int i = span[(start + j) % span.size()];
         if (covered[i]) continue;
-        std::vector<int> gspan;
-        const Rq& irq = cpu_rq(i);
-        if (k == 0) {
-          gspan = {i};
-        } else {
-          // the child level of CPU i at the same height as ours
-          gspan = levels_[irq.sd[k - 1].level_id].span;
-        }
+        // CPU i's child domain at the topology level below ours, as built before degenerate
+        // domains are removed (build_sched_groups, build_group_from_child_sched_domain):
+        // on a machine whose nodes differ in shape CPU i may have kept fewer domains than
+        // this CPU, so its remaining ones do not line up with ours.
+        const int tl = levels_[rq.sd[k].level_id].topology_level;
+        const std::vector<int> gspan =
+            tl == 0 ? std::vector<int>{i} : span_of(specs[static_cast<size_t>(tl) - 1], i);
         for (int c : gspan) covered[c] = true;
         rq.sd[k].groups.push_back(group_for(gspan));
       }
