@@ -768,6 +768,19 @@ std::vector<Case> cases() {
        2,
        "compare: messaging ARGS: unknown option --grop (did you mean --group?); not expected: "
        "--grop 3"},
+      {"CompareRunOptionBeforeTheSubcommand",
+       {},
+       "compare --runs 2 --machine xeon-e5-2650v4 --with NO_SIS_CORE -- messaging -g 1 -l 20",
+       2,
+       "compare: --machine is an option of the runs, not of compare: give it after \"--\" with "
+       "the subcommand's arguments (e.g. compare --with NO_SIS_PROP -- messaging -g 4 --machine "
+       "...)"},
+      {"CompareKernelBeforeTheSubcommand",
+       {},
+       "compare --kernel v6.6 --with NO_SIS_CORE -- messaging -g 1 -l 20",
+       2,
+       "compare: --kernel is said by --base and --with, each a SPEC (a profile, then flags): "
+       "e.g. --base v6.6 --with v6.6,NO_SIS_PROP"},
       {"RunHasNoDuration",
        {{"s.json", R"({"duration_s": 1, "workloads": [{"schbench": []}]})"}},
        "run s.json --duration 1",

@@ -307,6 +307,16 @@ TEST(MachineFile, TopologyNesting) {
   j = base();
   j["topology"]["cpus"][3]["node"] = 2;
   expect_error(j, "topology.cpus[3].node: node 2 does not exist (numa_distance has 2 nodes)");
+  // Every CPU outside the matrix: the CPU is named, not the rows left without CPUs (trial 8).
+  j = base();
+  for (auto& c : j["topology"]["cpus"]) c["node"] = 3;
+  expect_error(j, "topology.cpus[0].node: node 3 does not exist (numa_distance has 2 nodes)");
+  // Cores are numbered across the machine: the error says so (sysfs core_id is per package).
+  j = base();
+  j["topology"]["cpus"][2]["core"] = j["topology"]["cpus"][0]["core"];
+  expect_error(j,
+               "core numbers a core across the whole machine, not per package as sysfs "
+               "core_id does");
 }
 
 TEST(MachineFile, Capacity) {
@@ -514,6 +524,21 @@ TEST(MachineFile, NotesNameAsymmetricAndOverlappingNumaDistances) {
   std::vector<std::string> asym = machine_notes(m);
   ASSERT_GE(asym.size(), 1u);  // its two remote distances make two levels, which differ too
   EXPECT_NE(asym[0].find("not symmetric ([0][1] = 20, [1][0] = 30)"), std::string::npos);
+}
+
+// CPUs of different capacities (a big.LITTLE file): the model has no asymmetric-capacity
+// path, and says so at load (fresh-user trial 8: --tunables showed no SD_ASYM_CPUCAPACITY).
+TEST(MachineFile, NotesNameDifferingCpuCapacities) {
+  Machine m;
+  m.numa_distance = {{10}};
+  m.cpus.resize(2);
+  m.cpus[1].id = 1;
+  EXPECT_TRUE(machine_notes(m).empty());
+  m.cpus[0].capacity = 446;
+  const std::vector<std::string> notes = machine_notes(m);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("CPU capacities differ (CPU 0: 446, CPU 1: 1024)"), std::string::npos)
+      << notes[0];
 }
 
 }  // namespace schedtwin::machine

@@ -297,7 +297,28 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int 
     return what + "; run has no --duration: a scenario runs for its file's \"duration_s\"";
   if (argc < 2 || std::string_view(argv[1]) != "compare") return what;
   for (int i = 2; i < argc; ++i)
-    if (std::string_view(argv[i]) == "--") return what;
+    if (std::string_view(argv[i]) == "--") {
+      // A run's option given to compare itself (before "--"): say where it goes.
+      const std::vector<std::string> run_options = common_option_names();
+      for (int k = 2; k < i; ++k) {
+        const std::string a(
+            std::string_view(argv[k]).substr(0, std::string_view(argv[k]).find('=')));
+        if (std::find(run_options.begin(), run_options.end(), a) == run_options.end()) continue;
+        if (a == "--kernel" || a == "--features")
+          return fmt::format(
+              "compare: {} is said by --base and --with, each a SPEC (a profile, then flags): "
+              "e.g. --base v6.6 --with v6.6,NO_SIS_PROP",
+              a);
+        if (a == "--seed") return "compare: --seed: compare runs seeds 1..N itself (--runs N)";
+        if (a == "--machine" || a == "--hz" || a == "--cost")
+          return fmt::format(
+              "compare: {} is an option of the runs, not of compare: give it after \"--\" with "
+              "the subcommand's arguments (e.g. compare --with NO_SIS_PROP -- messaging -g 4 {} "
+              "...)",
+              a, a);
+      }
+      return what;
+    }
   return fmt::format(
       "compare: the subcommand and its arguments go after \"--\" (e.g. schedtwin compare "
       "--with v5.7 -- messaging -g 4); {}",

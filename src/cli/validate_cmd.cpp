@@ -395,7 +395,7 @@ void run_validate(const Opts& opts) {
 
   char hostname[256] = {};
   gethostname(hostname, sizeof hostname - 1);
-  const std::vector<std::string> header = {
+  std::vector<std::string> header = {
       "schedtwin validate: small workloads run for real on this host beside their simulation",
       fmt::format("host:       '{}', {} CPUs, load average {} before the real runs", hostname,
                   instances, load_before),
@@ -415,6 +415,10 @@ void run_validate(const Opts& opts) {
       fmt::format("tolerances: fixed in src/cli/validate.h before any result: wu_lat p50/p90 "
                   "sim/real {}, messaging times and growth {}",
                   validate::kWakeupLatencyTolerance.text, validate::kMessagingTolerance.text)};
+  if (o.tiny)
+    header.push_back(
+        "scale:      --tiny: the runs are too short for PASS / MISS to say anything about the "
+        "model (the real ones are mostly process start-up); they show that every step runs");
   const std::string card = validate::format_scorecard(header, rows);
   if (!o.out.empty()) write_file_atomically(o.out, card, "--out");
   nlohmann::json j;

@@ -562,10 +562,16 @@ void validate(const Machine& m, const Reader& r, bool generated = false) {
 
   // Every row of the matrix must be a node with CPUs (a CPU-less node's distances would make
   // NUMA levels of their own here); every CPU's node a row (checked per CPU below).
+  // A CPU on a node outside the matrix is the error to name (per CPU, below) before the rows
+  // that then have no CPU.
   std::vector<char> node_has_cpu(static_cast<size_t>(nodes), 0);
+  bool nodes_in_range = true;
   for (const Cpu& c : m.cpus)
-    if (c.node >= 0 && c.node < nodes) node_has_cpu[static_cast<size_t>(c.node)] = 1;
-  for (int node = 0; node < nodes; ++node)
+    if (c.node >= 0 && c.node < nodes)
+      node_has_cpu[static_cast<size_t>(c.node)] = 1;
+    else
+      nodes_in_range = false;
+  for (int node = 0; node < nodes && nodes_in_range; ++node)
     if (!node_has_cpu[static_cast<size_t>(node)])
       r.fail("numa_distance.matrix",
              fmt::format("has {} nodes, but no CPU is on node {}: nodes without CPUs are not "
@@ -616,7 +622,8 @@ void validate(const Machine& m, const Reader& r, bool generated = false) {
         if (a != b)
           r.fail(cpu_path(i, field),
                  fmt::format("SMT siblings CPU {} and CPU {} (core {}) are in different {} ({} and "
-                             "{})",
+                             "{}); core numbers a core across the whole machine, not per package "
+                             "as sysfs core_id does",
                              s.id, c.id, c.core, what, b, a));
       };
       differ(c.llc, s.llc, "llc", "LLCs");
@@ -1024,6 +1031,15 @@ std::vector<std::string> machine_notes(const Machine& m) {
         break;
       }
   if (std::string o = numa_overlap_note(m.numa_distance); !o.empty()) notes.push_back(o);
+  for (const Cpu& c : m.cpus)
+    if (c.capacity != m.cpus.front().capacity) {
+      notes.push_back(fmt::format(
+          "CPU capacities differ (CPU {}: {}, CPU {}: {}): the model scales work and load by "
+          "them but has no asymmetric-capacity path (SD_ASYM_CPUCAPACITY and the flags sd_init "
+          "changes with it, misfit tasks, select_idle_capacity)",
+          m.cpus.front().id, m.cpus.front().capacity, c.id, c.capacity));
+      break;
+    }
   return notes;
 }
 

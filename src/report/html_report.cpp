@@ -836,8 +836,8 @@ void require_report_assets(std::string_view option) {
   if (!embedded_report_assets())
     throw InputError(
         fmt::format("{}: this schedtwin was built without the chart libraries (report/node_modules "
-                    "was missing); run "
-                    "scripts/install-deps.sh, then build again",
+                    "was missing): run `npm ci --prefix report` (or scripts/install-deps.sh, "
+                    "which installs everything), then configure and build again",
                     option));
 }
 
