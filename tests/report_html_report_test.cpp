@@ -99,6 +99,7 @@ report::ReproduceReport make_report() {
                          {"published_v5.3_gbps", 278.56},
                          {"published_latency_nice_gbps", 321.6},
                          {"published_latency_nice_no_sis_core_gbps", 321.2}}},
+                       {"run_s", 0.5},
                        {"mid_gain", true},
                        {"ends_flat", true}};
   json cls56, cls57;
@@ -257,6 +258,8 @@ TEST(ReproduceReport, SelfContainedDeterministicAndEscaped) {
     EXPECT_NE(page.find(std::string("<div class=\"chart\" id=\"") + id + "\"></div>"),
               std::string::npos)
         << id;
+  // The latency-nice caption gives the run length the series' JSON reports.
+  EXPECT_NE(page.find("0.5 s per run (quick scale)"), std::string::npos);
   // Nothing is fetched: no external script or stylesheet.
   EXPECT_EQ(page.find("<script src"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
