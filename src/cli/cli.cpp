@@ -301,8 +301,8 @@ std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int 
       // A run's option given to compare itself (before "--"): say where it goes.
       const std::vector<std::string> run_options = common_option_names();
       for (int k = 2; k < i; ++k) {
-        const std::string a(
-            std::string_view(argv[k]).substr(0, std::string_view(argv[k]).find('=')));
+        const std::string_view arg = argv[k];
+        const std::string a(arg.substr(0, arg.find('=')));
         if (std::find(run_options.begin(), run_options.end(), a) == run_options.end()) continue;
         if (a == "--kernel" || a == "--features")
           return fmt::format(

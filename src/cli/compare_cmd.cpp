@@ -873,14 +873,14 @@ CompareOutcome run_compare(const CompareRequest& r) {
       at.push_back(points[k].value);
       if (!smt[k] && no_smt.empty()) no_smt = machines[k];
     }
-    txt += identical_note(
-        !swept ? std::string()
-        : identical.size() == points.size()
-            ? fmt::format(" at every {} value", sweep_label)
-            : fmt::format(" at {} {}", sweep_label, fmt::join(at, ", ")),
-        model_unchanged, smt_search_changed(base, with) ? no_smt : "",
-        smt_search_changed(base, with) && (kernel::takes_select_idle_sibling_v513(base) ||
-                                           kernel::takes_select_idle_sibling_v513(with)));
+    const bool smt_change = smt_search_changed(base, with);
+    txt += identical_note(!swept ? std::string()
+                          : identical.size() == points.size()
+                              ? fmt::format(" at every {} value", sweep_label)
+                              : fmt::format(" at {} {}", sweep_label, fmt::join(at, ", ")),
+                          model_unchanged, smt_change ? no_smt : "",
+                          smt_change && (kernel::takes_select_idle_sibling_v513(base) ||
+                                         kernel::takes_select_idle_sibling_v513(with)));
   }
   // Wall time is the one figure that differs between identical invocations.
   j["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

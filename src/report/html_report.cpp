@@ -287,8 +287,7 @@ Section latency_nice(const json& f, int runs, bool full) {
       "Throughput, "
       "higher is better; simulated figures are means over {}{}.</p>",
       seeds(full ? runs : std::min(runs, 3)),
-      fmt::format(", {} s per run{}", f.value("run_s", full ? 1.0 : 0.5),
-                  full ? "" : " (quick scale)"));
+      fmt::format(", {} s per run{}", f.at("run_s").get<double>(), full ? "" : " (quick scale)"));
   const char* configs[3] = {"v5.3", "latency-nice 5, SIS_CORE", "latency-nice 5, NO_SIS_CORE"};
   const char* sim_keys[3] = {"v5.3_gbps", "latency_nice_gbps", "latency_nice_no_sis_core_gbps"};
   const char* pub_keys[3] = {"published_v5.3_gbps", "published_latency_nice_gbps",
