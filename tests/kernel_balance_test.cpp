@@ -498,19 +498,23 @@ TEST(Check, WastedCoresAreCountedNotFatal) {
   EXPECT_EQ(k.check_stats_.longest_wasted_ns, ms(15));
 }
 
+namespace {
+// A task that runs 50 ms and then blocks for good: its CPU is left idle with blocked load.
+struct RunThenSleep : TaskBody {
+  bool ran = false;
+  Step next(TaskId, Time) override {
+    if (ran) return Step::block();
+    ran = true;
+    return Step::run(ms(50));
+  }
+};
+}  // namespace
+
 // find_busiest_queue: an idle rq whose blocked load is the highest is the busiest queue in
 // v5.7 (migrate_load compares cpu_load, which keeps blocked load); from v5.12 (fc488ffd4297
 // "sched/fair: Skip idle cfs_rq") an rq without CFS tasks is skipped. CPU 1 ran a task for
 // 50 ms that then blocked: idle, with load left to decay.
 TEST(Balance, AnIdleRqIsTheBusiestQueueOnlyBeforeV512) {
-  struct RunThenSleep : TaskBody {
-    bool ran = false;
-    Step next(TaskId, Time) override {
-      if (ran) return Step::block();
-      ran = true;
-      return Step::run(ms(50));
-    }
-  };
   for (const char* profile : {"v5.7", "v5.17"}) {
     KernelImpl k(flat_machine(1, 4), config(profile));
     RunThenSleep body;
@@ -529,6 +533,25 @@ TEST(Balance, AnIdleRqIsTheBusiestQueueOnlyBeforeV512) {
     ASSERT_EQ(k.groups_[static_cast<size_t>(group_of_cpu1)].cpus, std::vector<int>{1});
     EXPECT_EQ(k.find_busiest_queue(env, group_of_cpu1), std::string(profile) == "v5.7" ? 1 : -1)
         << profile;
+  }
+}
+
+// Before v5.5 (11f10e5420f6) the wakeup path compares cpu_runnable_load, the load of the
+// queued entities, where v5.5 on compares cpu_load, which keeps the blocked load of tasks that
+// slept. CPU 1 ran a task for 50 ms that then blocked; CPU 2 runs a busy task.
+TEST(Balance, WakeupPathReadsRunnableLoadBeforeV55) {
+  for (const char* profile : {"v5.4", "v5.7"}) {
+    KernelImpl k(flat_machine(1, 4), config(profile));
+    RunThenSleep sleeper;
+    BusyBody busy;
+    k.create_task({.name = "sleeper", .cpus = {1}}, &sleeper, 1);
+    const TaskId b = k.create_task({.name = "busy", .cpus = {2}}, &busy, 2);
+    k.run_until(ms(60));
+    ASSERT_TRUE(k.idle_cpu(1));
+    ASSERT_GT(k.cpu_load(1), 300u);  // 50 ms of running, 10 ms of decay
+    EXPECT_EQ(k.cpu_runnable_load(1), 0u) << profile;
+    EXPECT_EQ(k.cpu_runnable_load(2), k.task(b).se.avg.load_avg) << profile;
+    EXPECT_EQ(k.wakeup_cpu_load(1), std::string(profile) == "v5.4" ? 0 : k.cpu_load(1)) << profile;
   }
 }
 

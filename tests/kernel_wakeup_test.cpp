@@ -202,6 +202,23 @@ TEST(Wakeup, ForkPlacementKeepsTheNumaImbalanceTheProfileAllows) {
   }
 }
 
+// v5.4's find_idlest_group (before v5.5's rework) compares runnable load, and on an idle
+// machine the first other group wins: min_runnable_load starts at ULONG_MAX, and the local
+// group is kept only if its load is lower than the idlest's by more than the imbalance
+// (256 at DIE's 125 %, 174 at MC's 117 %). Two LLCs {0-3} {4-7}, nothing running, a task
+// forked on CPU 0: v5.4 sends it to group {4-7} at DIE (CPU 4), then from CPU 4 to group {5}
+// at MC: CPU 5. v5.7 compares idle CPUs, 4 against 4 then 1 against 1, and keeps it on CPU 0.
+TEST(Wakeup, V54ForkPlacementLeavesTheLocalGroupOnAnIdleMachine) {
+  for (const auto& [profile, want] : {std::pair{"v5.4", 5}, std::pair{"v5.7", 0}}) {
+    Config cfg;
+    cfg.profile = make_profile(profile);
+    Kernel k(flat_machine(2, 4), cfg);
+    BusyBody body;
+    const TaskId t = k.create_task({.name = "child"}, &body, 0);
+    EXPECT_EQ(k.task_cpu(t), want) << profile;
+  }
+}
+
 // wake_affine_idle from v5.11 (d8fcb81f1acf): an idle prev_cpu is kept before
 // wake_affine_weight is asked, and the decision counts as ttwu_move_affine. Two LLCs {0,1}
 // {2,3}: the waker on CPU 0 wakes (not sync) a task that last ran on the idle CPU 2. v5.7

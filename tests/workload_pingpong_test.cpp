@@ -43,13 +43,15 @@ PingpongParams one_connection(Time duration) {
 
 }  // namespace
 
-// Two CPUs sharing an LLC. The slave (created first) forks onto CPU 0, the master onto the idle
-// CPU 1. Both CPUs wake from idle: IPI + exit = 3 us, then a context switch (1 us).
-//   master: read (2 us) -> nothing queued at 6 us -> sleeps; CPU 1 idle.
-//   slave:  write (3 us) commits at 7 us and wakes the master with WF_SYNC from CPU 0.
-// The kernel's choice: wake_affine_idle (sync, the waker's CPU runs one task) proposes CPU 0,
-// but select_idle_sibling(prev = 1, target = 0) returns the idle prev CPU in the same LLC, so
-// the master stays on CPU 1, which pays the IPI and the idle exit again: it runs at 10 us.
+// Two CPUs sharing an LLC. v5.4's find_idlest_group takes the first other group of an idle
+// machine, so the slave (created first) forks onto CPU 1; the master stays on CPU 0, whose
+// runnable load (0) is below CPU 1's (the slave's 1024) by more than the imbalance. Both CPUs
+// wake from idle: IPI + exit = 3 us, then a context switch (1 us).
+//   master: read (2 us) -> nothing queued at 6 us -> sleeps; CPU 0 idle.
+//   slave:  write (3 us) commits at 7 us and wakes the master with WF_SYNC from CPU 1.
+// The kernel's choice: wake_affine_idle (sync, the waker's CPU runs one task) proposes CPU 1,
+// but select_idle_sibling(prev = 0, target = 1) returns the idle prev CPU in the same LLC, so
+// the master stays on CPU 0, which pays the IPI and the idle exit again: it runs at 10 us.
 // Every half round trip is then I + E + C + W = 7 us (the reader's 2 us read overlaps with it),
 // a round trip 14 us. Master: switched in at 10 + 14k, its read completes 1 us later (context
 // switch), its write 3 us after that: reads at 11 + 14k, writes at 14 + 14k. Slave: first write
@@ -62,8 +64,8 @@ TEST(PingpongHandWorked, OneLlcTheSyncWakeeStaysOnItsIdleCpu) {
   Pingpong pp(k, one_connection(us(100)));
   pp.start();
   const kernel::TaskId slave = pp.slave_task(0), master = pp.master_task(0);
-  EXPECT_EQ(k.task_stats(slave).fork_cpu, 0);
-  EXPECT_EQ(k.task_stats(master).fork_cpu, 1);
+  EXPECT_EQ(k.task_stats(slave).fork_cpu, 1);
+  EXPECT_EQ(k.task_stats(master).fork_cpu, 0);
   k.run_until(us(100));
   const PingpongResult r = pp.result();
   EXPECT_EQ(r.elapsed, us(100));
@@ -73,8 +75,8 @@ TEST(PingpongHandWorked, OneLlcTheSyncWakeeStaysOnItsIdleCpu) {
   EXPECT_EQ(r.slave_ops, 13u);
   EXPECT_EQ(r.slave_bytes, 13u * 8192);
   EXPECT_EQ(k.context_switches(), 15u);
-  EXPECT_EQ(k.task_cpu(slave), 0);
-  EXPECT_EQ(k.task_cpu(master), 1);
+  EXPECT_EQ(k.task_cpu(slave), 1);
+  EXPECT_EQ(k.task_cpu(master), 0);
   EXPECT_EQ(k.task_stats(slave).nr_migrations, 0);
   EXPECT_EQ(k.task_stats(master).nr_migrations, 0);
   // Every read but the first of each side found nothing queued and slept until the write.
@@ -90,12 +92,12 @@ TEST(PingpongHandWorked, OneLlcTheSyncWakeeStaysOnItsIdleCpu) {
   EXPECT_EQ(k.task_stats(master).nr_wakeups, 7);
 }
 
-// Two CPUs in different LLCs (one CPU each). Same start: slave on CPU 0, master on CPU 1,
-// master asleep at 6 us, slave's write at 7 us. Now select_idle_sibling(prev = 1, target = 0)
-// cannot use prev (another LLC) and finds no idle CPU in CPU 0's LLC, so wake_affine's sync
-// choice stands: the master migrates to CPU 0 and is queued behind the slave (no wakeup
+// Two CPUs in different LLCs (one CPU each). Same start: slave on CPU 1, master on CPU 0,
+// master asleep at 6 us, slave's write at 7 us. Now select_idle_sibling(prev = 0, target = 1)
+// cannot use prev (another LLC) and finds no idle CPU in CPU 1's LLC, so wake_affine's sync
+// choice stands: the master migrates to CPU 1 and is queued behind the slave (no wakeup
 // preemption: the vruntime gap of a few us is far below the 1 ms wakeup granularity). From
-// then on every wakeup has this_cpu == prev_cpu and the pair shares CPU 0; CPU 1 stays idle.
+// then on every wakeup has this_cpu == prev_cpu and the pair shares CPU 1; CPU 0 stays idle.
 // Half a round trip is W + R + C = 6 us: the waker writes, reads (nothing there), sleeps, and
 // the wakee is switched in. Slave reads at 9: master switched in at 9 + 12k, reads at
 // 10 + 12k, writes at 13 + 12k; slave switched in at 15 + 12k, reads at 16 + 12k, writes at
@@ -107,17 +109,17 @@ TEST(PingpongHandWorked, TwoLlcsTheSyncWakeupPullsThePairTogether) {
   Pingpong pp(k, one_connection(us(100)));
   pp.start();
   const kernel::TaskId slave = pp.slave_task(0), master = pp.master_task(0);
-  EXPECT_EQ(k.task_stats(master).fork_cpu, 1);
+  EXPECT_EQ(k.task_stats(master).fork_cpu, 0);
   k.run_until(us(8));
-  EXPECT_EQ(k.task_cpu(master), 0);  // pulled at the first wakeup (7 us)
+  EXPECT_EQ(k.task_cpu(master), 1);  // pulled at the first wakeup (7 us)
   k.run_until(us(100));
   const PingpongResult r = pp.result();
   EXPECT_EQ(r.ops, 16u);
   EXPECT_EQ(r.round_trips, 8u);
   EXPECT_EQ(r.slave_ops, 15u);
   EXPECT_EQ(k.context_switches(), 18u);
-  EXPECT_EQ(k.task_cpu(slave), 0);
-  EXPECT_EQ(k.task_cpu(master), 0);
+  EXPECT_EQ(k.task_cpu(slave), 1);
+  EXPECT_EQ(k.task_cpu(master), 1);
   EXPECT_EQ(k.task_stats(master).nr_migrations, 1);
   EXPECT_EQ(k.task_stats(slave).nr_migrations, 0);
 }

@@ -52,10 +52,12 @@ void KernelImpl::check_invariants() {
                     : fmt::format("cpu{}", c);
     };
     unsigned idle_queued = 0;
+    unsigned long runnable_load = 0;
     auto visit = [&](const sched_entity& se) {
       if (se.cfs != &cfs)
         fail(fmt::format("{}: an entity queued here names another cfs_rq", where()));
       ++queued;
+      runnable_load += se.avg.load_avg;
       idle_queued += se_is_idle(se);
       weight += se.load.weight;
       if (se.my_q) {
@@ -100,6 +102,9 @@ void KernelImpl::check_invariants() {
     if (queued != cfs.nr_running)
       fail(
           fmt::format("{}: nr_running={} but {} entities queued", where(), cfs.nr_running, queued));
+    if (runnable_load != cfs.runnable_load)
+      fail(fmt::format("{}: runnable_load={} but the queued entities' load_avg sums to {}", where(),
+                       cfs.runnable_load, runnable_load));
     if (idle_queued != cfs.idle_nr_running)
       fail(fmt::format("{}: idle_nr_running={} but {} idle entities queued", where(),
                        cfs.idle_nr_running, idle_queued));

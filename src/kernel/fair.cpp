@@ -354,6 +354,7 @@ void KernelImpl::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   if (flags & ENQUEUE_WAKEUP) place_entity(cfs, se, false);
   if (!curr) __enqueue_entity(cfs, se);
   se.on_rq = true;
+  sync_runnable_load(cfs, se);
 }
 
 // enqueue_entity (fair.c v6.6): vruntime stays absolute (no renormalisation); every enqueue is
@@ -376,6 +377,7 @@ void KernelImpl::enqueue_entity_v66(cfs_rq& cfs, sched_entity& se, int flags) {
   if (se_is_idle(se)) cfs.idle_nr_running++;
   if (!curr) __enqueue_entity(cfs, se);
   se.on_rq = true;
+  sync_runnable_load(cfs, se);
 }
 
 // dequeue_entity (fair.c v5.15; v6.6 saves the lag and leaves vruntime absolute).
@@ -386,6 +388,8 @@ void KernelImpl::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags) {
   clear_buddies(cfs, se);
   if (eevdf_) update_entity_lag(cfs, se);
   if (&se != cfs.curr) __dequeue_entity(cfs, se);
+  cfs.runnable_load -= se.runnable_load_contrib;  // dequeue_runnable_load_avg (v5.4)
+  se.runnable_load_contrib = 0;
   se.on_rq = false;
   update_load_sub(cfs.load, se.load.weight);
   if (!se.my_q) {
@@ -524,6 +528,7 @@ void KernelImpl::reweight_entity(cfs_rq& cfs, sched_entity& se, unsigned long we
   }
   se.avg.load_avg = static_cast<unsigned long>(static_cast<std::uint64_t>(weight) *
                                                se.avg.load_sum / get_pelt_divider(se.avg));
+  sync_runnable_load(cfs, se);
   enqueue_load_avg(cfs, se);
   if (se.on_rq) {
     update_load_add(cfs.load, se.load.weight);

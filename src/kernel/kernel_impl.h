@@ -373,6 +373,7 @@ class KernelImpl {
 
   // ---- load_avg.cpp ----
   void update_load_avg(cfs_rq& cfs, sched_entity& se, int flags);
+  void sync_runnable_load(cfs_rq& cfs, sched_entity& se);
   bool update_cfs_rq_load_avg(std::uint64_t now, cfs_rq& cfs);
   void attach_entity_load_avg(cfs_rq& cfs, sched_entity& se);
   void detach_entity_load_avg(cfs_rq& cfs, sched_entity& se);
@@ -404,6 +405,11 @@ class KernelImpl {
   unsigned long _task_util_est(const Task& p) const;
   unsigned long task_util_est(const Task& p) const;
   unsigned long cpu_load(int cpu) const { return rq_[cpu].cfs.avg.load_avg; }
+  unsigned long cpu_runnable_load(int cpu) const { return rq_[cpu].cfs.runnable_load; }
+  // The wakeup path's CPU load: cpu_runnable_load before v5.5 (11f10e5420f6), cpu_load after.
+  unsigned long wakeup_cpu_load(int cpu) const {
+    return prof_.version < 505 ? cpu_runnable_load(cpu) : cpu_load(cpu);
+  }
   unsigned long cpu_runnable(int cpu) const { return rq_[cpu].cfs.avg.runnable_avg; }
   unsigned long cpu_util(int cpu) const;
   unsigned long cpu_load_without(int cpu, Task& p);
@@ -426,6 +432,7 @@ class KernelImpl {
   int select_idle_smt(Task& p, int target);
   int find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsigned sd_flag);
   int find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu);
+  int find_idlest_group_v54(int cpu, int sd_idx, Task& p, int this_cpu, unsigned sd_flag);
   int find_idlest_group_cpu(int group, Task& p, int this_cpu);
   void update_sg_wakeup_stats(int cpu, int sd_idx, int group, sg_lb_stats& sgs, Task& p);
   bool update_pick_idlest(int idlest, sg_lb_stats& idlest_sgs, int group, sg_lb_stats& sgs);

@@ -86,6 +86,17 @@ void KernelImpl::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags) {
   } else if (decayed && (flags & UPDATE_TG)) {
     update_tg_load_avg(cfs);
   }
+  sync_runnable_load(cfs, se);
+}
+
+// v5.4 keeps cfs_rq->avg.runnable_load_avg as a PELT signal of its own, fed by
+// enqueue_runnable_load_avg / dequeue_runnable_load_avg. The model keeps the sum of the queued
+// entities' load_avg instead (a task's runnable_load_avg is its load_avg; a group entity's is
+// its runnable share): each entity's change since it was last added is applied here.
+void KernelImpl::sync_runnable_load(cfs_rq& cfs, sched_entity& se) {
+  if (!se.on_rq) return;
+  cfs.runnable_load += se.avg.load_avg - se.runnable_load_contrib;  // unsigned: exact modulo 2^64
+  se.runnable_load_contrib = se.avg.load_avg;
 }
 
 // update_tg_load_avg (fair.c v5.15): publish this cfs_rq's load in tg->load_avg when it

@@ -70,6 +70,8 @@ struct sched_entity {
   TaskId task = kNoTask;  // kNoTask for a group entity
   int depth = 0;
   bool on_rq = false;
+  // v5.4's se->avg.runnable_load_avg as last added to cfs_rq::runnable_load (0 off the queue).
+  unsigned long runnable_load_contrib = 0;
 };
 
 struct VruntimeLess {
@@ -97,6 +99,9 @@ struct cfs_rq {
   unsigned int h_nr_running = 0;
   unsigned int idle_h_nr_running = 0;  // series 1 patch 1 (43e9f7f231e4)
   unsigned int idle_nr_running = 0;    // queued entities that are se_is_idle (v5.15, a2dcb276ff92)
+  // v5.4's cfs_rq->avg.runnable_load_avg (dropped in v5.7 by 0dacee1bfa70), read by the v5.4
+  // find_idlest_group: the sum of the queued entities' load_avg as of their last update.
+  unsigned long runnable_load = 0;
   std::uint64_t min_vruntime = static_cast<std::uint64_t>(-(1LL << 20));
   // EEVDF (v6.6 profiles only): over the entities in the timeline (curr is added when read),
   // the sum of (vruntime - min_vruntime) * weight and the sum of the weights.

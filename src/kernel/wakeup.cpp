@@ -50,11 +50,10 @@ int KernelImpl::wake_affine_idle(int this_cpu, int prev_cpu, bool sync) {
   return kNone;
 }
 
-// wake_affine_weight (fair.c v5.7 form with cpu_load; v5.4 used runnable_load_avg,
-// which is not modelled).
+// wake_affine_weight (fair.c v5.7; before v5.5 the CPU loads are cpu_runnable_load).
 int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_cpu, bool sync) {
   const DomainLevel& lvl = levels_[cpu_rq(this_cpu).sd[sd_idx].level_id];
-  std::int64_t this_eff_load = static_cast<std::int64_t>(cpu_load(this_cpu));
+  std::int64_t this_eff_load = static_cast<std::int64_t>(wakeup_cpu_load(this_cpu));
   if (sync && current_ != kNoTask) {
     std::int64_t current_load = static_cast<std::int64_t>(task_h_load(task(current_)));
     if (current_load > this_eff_load) {
@@ -70,7 +69,7 @@ int KernelImpl::wake_affine_weight(int sd_idx, Task& p, int this_cpu, int prev_c
   this_eff_load += task_load;
   if (feat(Feature::WA_BIAS)) this_eff_load *= 100;
   this_eff_load *= static_cast<std::int64_t>(capacity_of(prev_cpu));
-  std::int64_t prev_eff_load = static_cast<std::int64_t>(cpu_load(prev_cpu));
+  std::int64_t prev_eff_load = static_cast<std::int64_t>(wakeup_cpu_load(prev_cpu));
   prev_eff_load -= task_load;
   if (feat(Feature::WA_BIAS)) prev_eff_load *= 100 + (lvl.imbalance_pct - 100) / 2;
   prev_eff_load *= static_cast<std::int64_t>(capacity_of(this_cpu));
@@ -555,8 +554,8 @@ bool KernelImpl::update_pick_idlest(int idlest, sg_lb_stats& idlest_sgs, int gro
   return true;
 }
 
-// find_idlest_group (fair.c v5.7, the post-5.5 form; the legacy v5.4 form is a listed
-// divergence). Returns a group id or -1 to stay in the local group.
+// find_idlest_group (fair.c v5.7, the post-5.5 form; v5.3 and v5.4 take
+// find_idlest_group_v54). Returns a group id or -1 to stay in the local group.
 int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
   const SchedDomain& sd = cpu_rq(cpu).sd[sd_idx];
   const DomainLevel& lvl = levels_[sd.level_id];
@@ -628,6 +627,94 @@ int KernelImpl::find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu) {
   return idlest;
 }
 
+// find_idlest_group (fair.c v5.4, before 57abff067a08 reworked it in v5.5): profiles v5.3 and
+// v5.4. Groups compare their runnable load (capacity-scaled) within an imbalance of
+// NICE_0_LOAD x (imbalance_pct - 100)%, then their load_avg by imbalance_scale; outside a
+// fork the group with the most spare capacity wins first when the task fits in half of it.
+// Sums over every CPU of a group, as for_each_cpu(sched_group_span) does. Returns a group id
+// or -1 to stay in the local group.
+int KernelImpl::find_idlest_group_v54(int cpu, int sd_idx, Task& p, int this_cpu,
+                                      unsigned sd_flag) {
+  const SchedDomain& sd = cpu_rq(cpu).sd[sd_idx];
+  const DomainLevel& lvl = levels_[sd.level_id];
+  constexpr unsigned long kMax = std::numeric_limits<unsigned long>::max();
+  int idlest = kNone, most_spare_sg = kNone, local = kNone;
+  unsigned long min_runnable_load = kMax, this_runnable_load = kMax;
+  unsigned long min_avg_load = kMax, this_avg_load = kMax;
+  unsigned long most_spare = 0, this_spare = 0;
+  const auto pct = static_cast<unsigned long>(lvl.imbalance_pct);
+  const unsigned long imbalance_scale = 100 + (pct - 100) / 2;
+  const unsigned long imbalance = NICE_0_LOAD * (pct - 100) / 100;
+  struct Seen {
+    int group;
+    unsigned long runnable_load, avg_load, max_spare;
+  };
+  std::vector<Seen> seen;  // for --explain only
+  for (int g : sd.groups) {
+    const SchedGroup& grp = groups_[static_cast<size_t>(g)];
+    bool intersects = false;
+    for (int c : grp.cpus) intersects |= static_cast<bool>(p.allowed[c]);
+    if (!intersects) continue;
+    const bool local_group = std::binary_search(grp.cpus.begin(), grp.cpus.end(), this_cpu);
+    unsigned long avg_load = 0, runnable_load = 0, max_spare_cap = 0;
+    for (int i : grp.cpus) {
+      runnable_load += cpu_runnable_load(i);
+      avg_load += cpu_rq(i).cfs.avg.load_avg;
+      // capacity_spare_without
+      const unsigned long cap = static_cast<unsigned long>(capacity_of(i));
+      const unsigned long util = cpu_util_without(i, p);
+      max_spare_cap = std::max(max_spare_cap, cap > util ? cap - util : 0);
+    }
+    const auto capacity = static_cast<unsigned long>(grp.capacity);
+    avg_load = avg_load * SCHED_CAPACITY_SCALE / capacity;
+    runnable_load = runnable_load * SCHED_CAPACITY_SCALE / capacity;
+    if (xp()) seen.push_back({g, runnable_load, avg_load, max_spare_cap});
+    if (local_group) {
+      local = g;
+      this_runnable_load = runnable_load;
+      this_avg_load = avg_load;
+      this_spare = max_spare_cap;
+    } else {
+      if (min_runnable_load > runnable_load + imbalance) {
+        min_runnable_load = runnable_load;
+        min_avg_load = avg_load;
+        idlest = g;
+      } else if (runnable_load < min_runnable_load + imbalance &&
+                 100 * min_avg_load > imbalance_scale * avg_load) {
+        min_avg_load = avg_load;
+        idlest = g;
+      }
+      if (most_spare < max_spare_cap) {
+        most_spare = max_spare_cap;
+        most_spare_sg = g;
+      }
+    }
+  }
+  if (xp()) {
+    explain_->step(fmt::format("find_idlest_group in {} (v5.4: runnable load, imbalance {})",
+                               lvl.name, imbalance));
+    for (const Seen& x : seen)
+      explain_->step(
+          fmt::format("{} {}: runnable_load={} avg_load={} max_spare_cap={}",
+                      x.group == local ? "local" : "group",
+                      machine::format_cpu_list(groups_[static_cast<size_t>(x.group)].cpus),
+                      x.runnable_load, x.avg_load, x.max_spare));
+  }
+  // Spare capacity is not used at fork: the new task's utilization is not set yet.
+  if (!(sd_flag & SD_BALANCE_FORK)) {
+    const unsigned long half_util = task_util(p) / 2;
+    if (this_spare > half_util && imbalance_scale * this_spare > 100 * most_spare) return kNone;
+    if (most_spare > half_util) return most_spare_sg;
+  }
+  if (idlest == kNone) return kNone;
+  if ((lvl.flags & SD_NUMA) && min_runnable_load + imbalance >= this_runnable_load) return kNone;
+  if (min_runnable_load > this_runnable_load + imbalance) return kNone;
+  if (this_runnable_load < min_runnable_load + imbalance &&
+      100 * this_avg_load < imbalance_scale * min_avg_load)
+    return kNone;
+  return idlest;
+}
+
 // find_idlest_group_cpu (fair.c v5.4 with 3c29e651e16d; v5.6 17346452b25b returns the
 // first sched-idle CPU at once). Idle CPUs compete by the exit latency the kernel sees.
 int KernelImpl::find_idlest_group_cpu(int group, Task& p, int this_cpu) {
@@ -662,7 +749,7 @@ int KernelImpl::find_idlest_group_cpu(int group, Task& p, int this_cpu) {
         si_cpu = i;
         continue;
       }
-      unsigned long load = cpu_load(i);
+      unsigned long load = wakeup_cpu_load(i);
       if (load < min_load) {
         min_load = load;
         least_loaded_cpu = i;
@@ -692,7 +779,8 @@ int KernelImpl::find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsi
       sd = d.child;
       continue;
     }
-    int group = find_idlest_group(cpu, sd, p, cpu);
+    int group = prof_.version < 505 ? find_idlest_group_v54(cpu, sd, p, cpu, sd_flag)
+                                    : find_idlest_group(cpu, sd, p, cpu);
     if (group == kNone) {
       if (xp()) explain_->step("stay in the local group");
       sd = d.child;
