@@ -12,6 +12,7 @@
 namespace {
 
 using schedtwin::engine::EventQueue;
+using schedtwin::engine::Lane;
 using schedtwin::engine::SlotId;
 
 std::vector<SlotId> drain(EventQueue& q) {
@@ -44,11 +45,31 @@ TEST(EventQueue, RearmMovesToTheBackOfItsTime) {
   EXPECT_FALSE(q.armed(a));
 }
 
+// The two lanes are one order: equal times fire in arming order whichever lane a slot is in.
+TEST(EventQueue, EqualTimesFireInArmingOrderAcrossLanes) {
+  EventQueue q;
+  std::vector<SlotId> ids;
+  for (int i = 0; i < 10; ++i)
+    ids.push_back(q.add_slot(0, static_cast<std::uint32_t>(i), i % 3 ? Lane::Near : Lane::Far));
+  std::vector<SlotId> armed = {9, 0, 4, 3, 8, 6, 1};  // far: 9, 0, 3, 6
+  for (SlotId id : armed) q.arm(id, 100);
+  q.arm(ids[2], 99);
+  q.arm(ids[5], 101);
+  EXPECT_EQ(q.peek(), ids[2]);
+  std::vector<SlotId> want = {2};
+  want.insert(want.end(), armed.begin(), armed.end());
+  want.push_back(5);
+  EXPECT_EQ(drain(q), want);
+}
+
 // Random arm / re-arm / cancel / pop against a sorted reference of (when, arming number).
-void random_against_reference(EventQueue& q, int slots, int steps) {
+// Slots alternate between the lanes when `lanes` is set.
+void random_against_reference(EventQueue& q, int slots, int steps, bool lanes = false) {
   schedtwin::engine::Rng rng(42);
   std::vector<SlotId> ids;
-  for (int i = 0; i < slots; ++i) ids.push_back(q.add_slot(0, static_cast<std::uint32_t>(i)));
+  for (int i = 0; i < slots; ++i)
+    ids.push_back(
+        q.add_slot(0, static_cast<std::uint32_t>(i), lanes && i % 2 ? Lane::Far : Lane::Near));
   std::vector<std::tuple<long, long, SlotId>> ref;  // (when, arming number, id)
   long n = 0, now = 0;
   for (int step = 0; step < steps; ++step) {
@@ -84,6 +105,11 @@ void random_against_reference(EventQueue& q, int slots, int steps) {
 TEST(EventQueue, RandomOperationsMatchReference) {
   EventQueue q;
   random_against_reference(q, 300, 20000);
+}
+
+TEST(EventQueue, RandomOperationsOverBothLanesMatchReference) {
+  EventQueue q;
+  random_against_reference(q, 300, 20000, true);
 }
 
 }  // namespace

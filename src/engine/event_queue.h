@@ -5,9 +5,17 @@
 // and never allocates: the queue is an indexed binary min-heap over slot ids.
 // Equal times are ordered by arming sequence number, so a run is reproducible
 // and independent of heap layout.
+//
+// Each slot belongs to one of two lanes, each its own heap: the near lane for events that
+// are re-armed a few microseconds ahead many times a millisecond (a CPU's step), the far
+// lane for those armed milliseconds ahead (ticks, timers). The order is the same total order
+// of (time, sequence) over both; the lanes only keep the far events out of the heap the near
+// ones are sifted through at every dispatch.
 #pragma once
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/time.h"
@@ -16,25 +24,27 @@ namespace schedtwin::engine {
 
 using SlotId = std::uint32_t;
 
+enum class Lane : std::uint8_t { Near, Far };
+
 struct Slot {
   Time when = kTimeNever;
   std::uint64_t seq = 0;
   std::uint32_t kind = 0;    // meaning belongs to the owner of the queue
   std::uint32_t target = 0;  // e.g. a CPU or task id
   std::int32_t heap_pos = -1;
+  Lane lane = Lane::Near;
 };
 
 class EventQueue {
  public:
-  SlotId add_slot(std::uint32_t kind, std::uint32_t target) {
-    slots_.push_back(Slot{kTimeNever, 0, kind, target, -1});
-    heap_.reserve(slots_.size());
+  SlotId add_slot(std::uint32_t kind, std::uint32_t target, Lane lane = Lane::Near) {
+    slots_.push_back(Slot{kTimeNever, 0, kind, target, -1, lane});
+    // A heap never holds more entries than its lane has slots: arming never allocates.
+    const std::size_t in_lane = ++lane_slots_[lane == Lane::Near ? 0 : 1];
+    if (heap(lane).capacity() < in_lane) heap(lane).reserve(std::max<std::size_t>(64, 2 * in_lane));
     return static_cast<SlotId>(slots_.size() - 1);
   }
-  void reserve(std::size_t n) {
-    slots_.reserve(n);
-    heap_.reserve(n);
-  }
+  void reserve(std::size_t n) { slots_.reserve(n); }
 
   // Arms (or re-arms) a slot to fire at `when`.
   void arm(SlotId id, Time when) {
@@ -42,15 +52,16 @@ class EventQueue {
     s.when = when;
     s.seq = next_seq_++;
     Entry e{when, s.seq, id};
+    std::vector<Entry>& h = heap(s.lane);
     if (s.heap_pos < 0) {
-      heap_.push_back(e);
-      sift_up(heap_.size() - 1, e);
+      h.push_back(e);
+      sift_up(h, h.size() - 1, e);
     } else {
       std::size_t pos = static_cast<std::size_t>(s.heap_pos);
-      if (pos > 0 && less(e, heap_[(pos - 1) / kArity]))
-        sift_up(pos, e);
+      if (pos > 0 && less(e, h[(pos - 1) / kArity]))
+        sift_up(h, pos, e);
       else
-        sift_down(pos, e);
+        sift_down(h, pos, e);
     }
   }
 
@@ -60,47 +71,49 @@ class EventQueue {
     std::size_t pos = static_cast<std::size_t>(s.heap_pos);
     s.heap_pos = -1;
     s.when = kTimeNever;
-    Entry last = heap_.back();
-    heap_.pop_back();
-    if (pos < heap_.size()) {
-      if (pos > 0 && less(last, heap_[(pos - 1) / kArity]))
-        sift_up(pos, last);
+    std::vector<Entry>& h = heap(s.lane);
+    Entry last = h.back();
+    h.pop_back();
+    if (pos < h.size()) {
+      if (pos > 0 && less(last, h[(pos - 1) / kArity]))
+        sift_up(h, pos, last);
       else
-        sift_down(pos, last);
+        sift_down(h, pos, last);
     }
   }
 
   bool armed(SlotId id) const { return slots_[id].heap_pos >= 0; }
   Time when(SlotId id) const { return slots_[id].when; }
   const Slot& slot(SlotId id) const { return slots_[id]; }
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  Time next_time() const { return heap_.empty() ? kTimeNever : heap_[0].when; }
+  bool empty() const { return near_.empty() && far_.empty(); }
+  std::size_t size() const { return near_.size() + far_.size(); }
+  Time next_time() const { return empty() ? kTimeNever : first_heap().front().when; }
   // The earliest slot, left armed; the queue must not be empty.
-  SlotId peek() const { return heap_[0].id; }
+  SlotId peek() const { return first_heap().front().id; }
 
   // Removes and returns the earliest slot; the slot is disarmed.
   SlotId pop() {
-    assert(!heap_.empty());
-    SlotId top = heap_[0].id;
+    assert(!empty());
+    std::vector<Entry>& h = first_heap();
+    SlotId top = h[0].id;
     Slot& s = slots_[top];
     s.heap_pos = -1;
     s.when = kTimeNever;
-    Entry last = heap_.back();
-    heap_.pop_back();
-    if (heap_.empty()) return top;
+    Entry last = h.back();
+    h.pop_back();
+    if (h.empty()) return top;
     // Bottom-up (as std::pop_heap): walk the hole down the smaller children to a leaf, one
     // comparison a level, then sift the last entry up from there. The last entry is
     // usually a late one (a tick), so it seldom climbs: about half the comparisons of a
     // plain sift-down from the root.
-    const std::size_t n = heap_.size();
+    const std::size_t n = h.size();
     std::size_t pos = 0;
     for (std::size_t child = 1; child < n; child = kArity * pos + 1) {
-      if (child + 1 < n && less(heap_[child + 1], heap_[child])) ++child;
-      place(pos, heap_[child]);
+      if (child + 1 < n && less(h[child + 1], h[child])) ++child;
+      place(h, pos, h[child]);
       pos = child;
     }
-    sift_up(pos, last);
+    sift_up(h, pos, last);
     return top;
   }
 
@@ -115,37 +128,47 @@ class EventQueue {
   static bool less(const Entry& x, const Entry& y) {
     return x.when < y.when || (x.when == y.when && x.seq < y.seq);
   }
-  void place(std::size_t pos, const Entry& e) {
-    heap_[pos] = e;
+  std::vector<Entry>& heap(Lane lane) { return lane == Lane::Near ? near_ : far_; }
+  // The lane whose top is the earliest; the queue must not be empty.
+  const std::vector<Entry>& first_heap() const {
+    if (far_.empty() || (!near_.empty() && less(near_[0], far_[0]))) return near_;
+    return far_;
+  }
+  std::vector<Entry>& first_heap() {
+    return const_cast<std::vector<Entry>&>(std::as_const(*this).first_heap());
+  }
+  void place(std::vector<Entry>& h, std::size_t pos, const Entry& e) {
+    h[pos] = e;
     slots_[e.id].heap_pos = static_cast<std::int32_t>(pos);
   }
-  void sift_up(std::size_t pos, Entry e) {
+  void sift_up(std::vector<Entry>& h, std::size_t pos, Entry e) {
     while (pos > 0) {
       std::size_t parent = (pos - 1) / kArity;
-      if (!less(e, heap_[parent])) break;
-      place(pos, heap_[parent]);
+      if (!less(e, h[parent])) break;
+      place(h, pos, h[parent]);
       pos = parent;
     }
-    place(pos, e);
+    place(h, pos, e);
   }
-  void sift_down(std::size_t pos, Entry e) {
-    const std::size_t n = heap_.size();
+  void sift_down(std::vector<Entry>& h, std::size_t pos, Entry e) {
+    const std::size_t n = h.size();
     for (;;) {
       std::size_t first = kArity * pos + 1;
       if (first >= n) break;
       std::size_t best = first;
       const std::size_t end = first + kArity < n ? first + kArity : n;
       for (std::size_t c = first + 1; c < end; ++c)
-        if (less(heap_[c], heap_[best])) best = c;
-      if (!less(heap_[best], e)) break;
-      place(pos, heap_[best]);
+        if (less(h[c], h[best])) best = c;
+      if (!less(h[best], e)) break;
+      place(h, pos, h[best]);
       pos = best;
     }
-    place(pos, e);
+    place(h, pos, e);
   }
 
   std::vector<Slot> slots_;
-  std::vector<Entry> heap_;
+  std::vector<Entry> near_, far_;
+  std::size_t lane_slots_[2] = {0, 0};
   std::uint64_t next_seq_ = 0;
 };
 

@@ -80,7 +80,7 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
     rq.cpu_capacity = rq.cpu_capacity_orig = m_.cpus[c].capacity;
     rq.avg_idle = 2 * sysctl_sched_migration_cost;
     rq.max_idle_balance_cost = sysctl_sched_migration_cost;
-    rq.tick_slot = q_.add_slot(EV_TICK, static_cast<std::uint32_t>(c));
+    rq.tick_slot = q_.add_slot(EV_TICK, static_cast<std::uint32_t>(c), engine::Lane::Far);
     rq.step_slot = q_.add_slot(EV_STEP, static_cast<std::uint32_t>(c));
     rq.ipi_slot = q_.add_slot(EV_IPI, static_cast<std::uint32_t>(c));
     rq.idle_exit_slot = q_.add_slot(EV_IDLE_EXIT, static_cast<std::uint32_t>(c));
@@ -288,7 +288,7 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
                                        attr.name, attr.thread_group));
   t.tgid = attr.thread_group == kNoTask ? id : task(attr.thread_group).tgid;
   set_load_weight(t);
-  t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id));
+  t.timer_slot = q_.add_slot(EV_TIMER, static_cast<std::uint32_t>(id), engine::Lane::Far);
   t.state = TaskState::Waking;
 
   int saved_cpu = this_cpu_;
