@@ -219,6 +219,33 @@ TEST(Wakeup, V54ForkPlacementLeavesTheLocalGroupOnAnIdleMachine) {
   }
 }
 
+// A fork that ends on a CPU outside the task's mask goes through select_fallback_rq (core.c
+// v5.4): the first allowed CPU of the parent CPU's node, not the first allowed CPU. Two nodes
+// {0-3} {4-7}; a busy task pinned on CPU 6; a child allowed on CPUs 1 and 6 forked on CPU 4.
+// v5.4: at NUMA both nodes are idle enough to stay; at MC the local group {4} is not allowed,
+// so this_runnable_load stays ULONG_MAX and this_runnable_load + imbalance wraps to 173,
+// below {6}'s 1024: find_idlest_group returns NULL (v5.5 added `if (!local) return idlest`)
+// and the walk ends on CPU 4, which the fallback turns into CPU 6 (node 1), not CPU 1.
+TEST(Wakeup, AForkOutsideTheMaskFallsBackWithinTheParentsNode) {
+  machine::Machine m = flat_machine(2, 4);
+  for (auto& cpu : m.cpus) cpu.package = cpu.node = cpu.llc;
+  m.numa_distance = {{10, 21}, {21, 10}};
+  Config cfg;
+  cfg.profile = make_profile("v5.4");
+  Kernel k(m, cfg);
+  BusyBody busy, child;
+  k.create_task({.name = "busy", .cpus = {6}}, &busy, 6);
+  std::ostringstream out;
+  Explain xp(out, Explain::Format::Jsonl, 100);
+  k.set_explain(&xp);
+  const TaskId t = k.create_task({.name = "child", .cpus = {1, 6}}, &child, 4);
+  EXPECT_EQ(k.task_cpu(t), 6);
+  // The record names the CPU the task was placed on, as sched_wakeup_new does.
+  EXPECT_NE(out.str().find("\"target_cpu\":6"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("cpu4 not allowed: select_fallback_rq -> cpu6"), std::string::npos)
+      << out.str();
+}
+
 // wake_affine_idle from v5.11 (d8fcb81f1acf): an idle prev_cpu is kept before
 // wake_affine_weight is asked, and the decision counts as ttwu_move_affine. Two LLCs {0,1}
 // {2,3}: the waker on CPU 0 wakes (not sync) a task that last ran on the idle CPU 2. v5.7

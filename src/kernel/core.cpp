@@ -209,6 +209,23 @@ void KernelImpl::charge(int cpu, Time ns) {
 // ---------------------------------------------------------------------------
 // Task creation, wakeup
 
+// select_fallback_rq (core.c v5.4), as select_task_rq calls it when the chosen CPU is not in
+// the task's mask (select_idle_sibling may return an idle target or prev without looking at
+// it): the first allowed CPU of `cpu`'s node, else the first allowed CPU. Every CPU is
+// active and there is no cpuset, so its later fallbacks never run.
+int KernelImpl::select_fallback_rq(int cpu, const Task& t, int chosen) {
+  const int node = m_.cpus[static_cast<size_t>(cpu)].node;
+  int dest = -1;
+  for (int c = 0; c < nr_cpus() && dest < 0; ++c)
+    if (t.allowed[static_cast<size_t>(c)] && m_.cpus[static_cast<size_t>(c)].node == node) dest = c;
+  if (dest < 0)
+    dest =
+        static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
+  if (xp())
+    explain_->step(fmt::format("cpu{} not allowed: select_fallback_rq -> cpu{}", chosen, dest));
+  return dest;
+}
+
 void KernelImpl::set_task_cpu(TaskId p, int new_cpu) {
   Task& t = task(p);
   if (t.cpu == new_cpu) return;
@@ -307,9 +324,8 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   if (t.nr_cpus_allowed > 1) {
     cpu = select_task_rq_fair(t, parent_cpu, SD_BALANCE_FORK, 0);
   }
+  if (!t.allowed[static_cast<size_t>(cpu)]) cpu = select_fallback_rq(parent_cpu, t, cpu);
   if (xp()) explain_->data("target_cpu", cpu);
-  if (!t.allowed[static_cast<size_t>(cpu)])
-    cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
   const Time scan = static_cast<Time>(probes_) * m_.costs.idle_probe.ns;
   charge(parent_cpu, scan);
   probes_ = 0;
@@ -349,8 +365,7 @@ bool KernelImpl::try_to_wake_up(TaskId p, unsigned wake_flags) {
   } else if (xp()) {
     explain_->step("pinned to one CPU: no selection");
   }
-  if (!t.allowed[static_cast<size_t>(cpu)])
-    cpu = static_cast<int>(std::find(t.allowed.begin(), t.allowed.end(), true) - t.allowed.begin());
+  if (!t.allowed[static_cast<size_t>(cpu)]) cpu = select_fallback_rq(t.cpu, t, cpu);
   const Time scan = static_cast<Time>(probes_) * m_.costs.idle_probe.ns;
   charge(this_cpu_, m_.costs.wakeup.ns + scan);
   probes_ = 0;

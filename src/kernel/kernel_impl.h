@@ -431,6 +431,7 @@ class KernelImpl {
   int select_idle_sibling_v513(Task& p, int prev, int target);
   int select_idle_smt(Task& p, int target);
   int find_idlest_cpu(int sd_idx, Task& p, int cpu, int prev_cpu, unsigned sd_flag);
+  int select_fallback_rq(int cpu, const Task& t, int chosen);
   int find_idlest_group(int cpu, int sd_idx, Task& p, int this_cpu);
   int find_idlest_group_v54(int cpu, int sd_idx, Task& p, int this_cpu, unsigned sd_flag);
   int find_idlest_group_cpu(int group, Task& p, int this_cpu);

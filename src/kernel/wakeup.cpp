@@ -699,6 +699,10 @@ int KernelImpl::find_idlest_group_v54(int cpu, int sd_idx, Task& p, int this_cpu
                       x.group == local ? "local" : "group",
                       machine::format_cpu_list(groups_[static_cast<size_t>(x.group)].cpus),
                       x.runnable_load, x.avg_load, x.max_spare));
+    if (local == kNone)
+      explain_->step(fmt::format(
+          "local group not in the task's mask: this_runnable_load ULONG_MAX, + imbalance = {}",
+          this_runnable_load + imbalance));
   }
   // Spare capacity is not used at fork: the new task's utilization is not set yet.
   if (!(sd_flag & SD_BALANCE_FORK)) {
