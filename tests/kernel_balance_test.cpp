@@ -559,6 +559,20 @@ TEST(Balance, WakeupPathReadsRunnableLoadBeforeV55) {
 // Kunpeng 920 or Jacobsville) get a CLS domain of the cluster under MC, whose groups become
 // the clusters; v5.7 has MC alone with one group per CPU. A cluster that holds its whole LLC
 // (hikey) makes no CLS level (cpu_clustergroup_mask, v5.19).
+// sd_degenerate (topology.c v5.4): a domain of one CPU is dropped, the SMT level included.
+// Three SMT2 cores and a core of one thread (an offlined sibling) in one LLC: CPU 6 has MC
+// alone, CPU 0 SMT then MC.
+TEST(SchedDomains, ASingleThreadCoreHasNoSmtDomain) {
+  machine::Machine m = flat_machine(1, 7);
+  for (machine::Cpu& c : m.cpus) c.core = c.id / 2;
+  KernelImpl k(m, config("v5.4"));
+  ASSERT_EQ(k.cpu_rq(6).sd.size(), 1u);
+  EXPECT_EQ(k.levels_[static_cast<size_t>(k.cpu_rq(6).sd[0].level_id)].name, "MC");
+  ASSERT_EQ(k.cpu_rq(0).sd.size(), 2u);
+  EXPECT_EQ(k.levels_[static_cast<size_t>(k.cpu_rq(0).sd[0].level_id)].name, "SMT");
+  EXPECT_EQ(k.cpu_rq(0).sd[1].groups.size(), 4u);  // MC: the cores {0,1} {2,3} {4,5} {6}
+}
+
 TEST(SchedDomains, ClsLevelForClustersInsideTheLlcFromV516) {
   machine::Machine m = flat_machine(1, 8);
   for (machine::Cpu& c : m.cpus) c.cluster = c.id / 4;

@@ -78,9 +78,9 @@ void KernelImpl::build_sched_domains() {
     for (size_t si = 0; si < specs.size(); ++si) {
       std::vector<int> span = span_of(specs[si], cpu);
       if (span == prev_span) continue;  // degenerate: same span as the child
-      if (span.size() == 1 && specs[si].name != "SMT") {
+      if (span.size() == 1) {
         prev_span = span;
-        continue;  // a one-CPU domain has nothing to balance
+        continue;  // sd_degenerate: a one-CPU domain has nothing to balance
       }
       auto key = std::make_pair(si, span);
       auto it = level_ids.find(key);
