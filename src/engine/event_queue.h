@@ -104,8 +104,8 @@ class EventQueue {
     if (h.empty()) return top;
     // Bottom-up (as std::pop_heap): walk the hole down the smaller children to a leaf, one
     // comparison a level, then sift the last entry up from there. The last entry is
-    // usually a late one (a tick), so it seldom climbs: about half the comparisons of a
-    // plain sift-down from the root.
+    // usually a late one, so it seldom climbs: about half the comparisons of a plain
+    // sift-down from the root.
     const std::size_t n = h.size();
     std::size_t pos = 0;
     for (std::size_t child = 1; child < n; child = kArity * pos + 1) {
