@@ -295,3 +295,33 @@ TEST(CliRun, AGroupNoWorkloadUsesIsAWarning) {
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, "schedtwin: warning: " + f + ":1:45: group \"spare\": no workload runs in it\n");
 }
+
+// An rt-app "taskgroup" names a cgroup path of the one hierarchy: the scenario's group of that
+// path, and the same group for every task set that names it. On one CPU a root hog against two
+// hogs in "/heavy" (cpu.weight 300) gets a quarter: the two share the group's three quarters.
+TEST(CliRun, AnRtAppTaskgroupIsTheScenariosGroupOfThatPath) {
+  auto hog = [](const char* file, const char* name, const char* group) {
+    write_temp(file, fmt::format(R"({{ "tasks": {{ "{}": {{ "instance": 1, "run": -1,
+      "cpus": [0]{} }} }}, "global": {{ "duration": 1 }} }})",
+                                 name, group));
+  };
+  hog("tg-root.json", "hogA", "");
+  hog("tg-heavy1.json", "hogT", R"(, "taskgroup": "/heavy")");
+  hog("tg-heavy2.json", "hogU", R"(, "taskgroup": "/heavy")");
+  const std::string scenario = write_temp("tg-scenario.json", R"({ "machine": "hikey",
+    "kernel": "v5.17", "duration_s": 1, "groups": { "heavy": { "cpu.weight": 300 } },
+    "workloads": [ { "rt-app": ["tg-root.json"] }, { "rt-app": ["tg-heavy1.json"] },
+                   { "rt-app": ["tg-heavy2.json"] } ] })");
+  Result e = run_bin("run " + scenario, true);
+  ASSERT_EQ(e.rc, 0) << e.out;
+  EXPECT_EQ(e.out.find("no workload runs in it"), std::string::npos) << e.out;
+  Result r = run_bin("run " + scenario + " --json -");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  auto runtime = [&](int w, const char* task) {
+    return doc.at("workloads").at(w).at("tasks").at(task).at("runtime_ms").get<double>();
+  };
+  const double root = runtime(0, "hogA"), heavy = runtime(1, "hogT") + runtime(2, "hogU");
+  EXPECT_NEAR(heavy / root, 3.0, 0.3) << root << " " << heavy;
+  EXPECT_NEAR(runtime(1, "hogT") / runtime(2, "hogU"), 1.0, 0.1);
+}

@@ -381,10 +381,21 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     }
     ws.push_back(std::move(x));
   }
-  // A group no workload names is most likely a misspelt "group" key elsewhere.
+  // A group no workload names and no task entered (an rt-app "taskgroup" of its path) is most
+  // likely a misspelt "group" key elsewhere.
+  auto entered = [&k](const std::string& name) {
+    const int g = k.find_task_group("/" + name);
+    for (kernel::TaskId t = 0; t < k.nr_tasks(); ++t)
+      if (k.task_group_of(t) == g) return true;
+    for (int h = 0; h < k.nr_task_groups(); ++h)
+      if (h != g && k.task_group(h).parent == g) return true;
+    return false;
+  };
   if (groups)
     for (const auto& [name, g] : groups->members)
-      if (std::none_of(ws.begin(), ws.end(), [&n = name](const Workload& w) { return w.group == n; }))
+      if (std::none_of(ws.begin(), ws.end(),
+                       [&n = name](const Workload& w) { return w.group == n; }) &&
+          !entered(name))
         fmt::print(stderr,
                    "schedtwin: warning: {}:{}:{}: group \"{}\": no workload runs in it\n", file,
                    g.line, g.col, name);

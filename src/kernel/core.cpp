@@ -1244,6 +1244,15 @@ const TaskGroupAttr& Kernel::task_group(int id) const {
   return impl_->tgs_.at(static_cast<size_t>(id));
 }
 int Kernel::nr_task_groups() const { return static_cast<int>(impl_->tgs_.size()); }
+int Kernel::find_task_group(const std::string& name) const {
+  for (int g = 0; g < nr_task_groups(); ++g)
+    if (impl_->tgs_[static_cast<size_t>(g)].name == name) return g;
+  return -1;
+}
+int Kernel::task_group_of(TaskId t) const {
+  if (t < 0 || t >= nr_tasks()) return -1;
+  return impl_->tasks_[static_cast<size_t>(t)].group;
+}
 void Kernel::set_spawn_group(int group) {
   if (group < 0 || group >= nr_task_groups())
     throw InputError(fmt::format("task group {} does not exist", group));

@@ -132,6 +132,10 @@ class Kernel {
   int create_task_group(const TaskGroupAttr& g);
   const TaskGroupAttr& task_group(int id) const;
   int nr_task_groups() const;
+  // The group whose path is `name` ("/batch"), or -1.
+  int find_task_group(const std::string& name) const;
+  // The task group a task is in now.
+  int task_group_of(TaskId t) const;
   // Tasks created from outside any task (a workload's first task) join `group`; tasks
   // forked by a task join their parent's group.
   void set_spawn_group(int group);

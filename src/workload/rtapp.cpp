@@ -895,7 +895,8 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k, RowDetail detail)
   r.rt_timers.assign(cfg.timers.size(), kTimerUnset);
   r.t_zero = k.now();
   // taskgroup paths become task groups of default cpu.weight, parents first, as rt-app
-  // creates the cgroup directories.
+  // creates the cgroup directories; a path that already exists (a scenario's group, or
+  // another task set's in the same run) is that cgroup, as in the one cgroup hierarchy.
   auto group_for = [&](const std::string& path) {
     std::map<std::string, int>& group_of = r.group_of;
     int parent = 0;
@@ -903,9 +904,11 @@ Runner::Runner(const Config& cfg, kernel::Kernel& k, RowDetail detail)
       if (pos != path.size() && path[pos] != '/') continue;
       std::string prefix = path.substr(0, pos);
       auto it = group_of.find(prefix);
-      if (it == group_of.end())
-        it =
-            group_of.emplace(prefix, k.create_task_group({.name = prefix, .parent = parent})).first;
+      if (it == group_of.end()) {
+        int g = k.find_task_group(prefix);
+        if (g < 0) g = k.create_task_group({.name = prefix, .parent = parent});
+        it = group_of.emplace(prefix, g).first;
+      }
       parent = it->second;
     }
     return parent;
