@@ -87,7 +87,13 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
       {R"({"duration_s": 1, "groups": {"g": {"cpu.idle": 2}}, "workloads": [{"schbench": []}]})",
        "\"cpu.idle\" is 0 or 1"},
       {R"({"duration_s": 1, "groups": {"g": {"cpu.latency-nice": 0}}, "workloads": [{"schbench": []}]})",
-       "cpu.latency-nice 0 is outside 1..100"},
+       "\"cpu.latency-nice\" 0 is outside 1..100"},
+      // The value as written, not clamped to what an int holds.
+      {R"({"duration_s": 1, "groups": {"g": {"cpu.weight": -100}}, "workloads": [{"schbench": []}]})",
+       "group \"g\": \"cpu.weight\" -100 is outside 1..10000"},
+      {R"({"duration_s": 1, "groups": {"g": {"cpu.weight": 18446744073709551615}},
+          "workloads": [{"schbench": []}]})",
+       "\"cpu.weight\" 18446744073709551615 is outside 1..10000"},
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-m", "x"]}]})", "schbench arguments:"},
       // Unknown words in the file's order (CLI11's own message lists them reversed).
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-q", "2", "-m", "1"]}]})",
@@ -324,4 +330,24 @@ TEST(CliRun, AnRtAppTaskgroupIsTheScenariosGroupOfThatPath) {
   const double root = runtime(0, "hogA"), heavy = runtime(1, "hogT") + runtime(2, "hogU");
   EXPECT_NEAR(heavy / root, 3.0, 0.3) << root << " " << heavy;
   EXPECT_NEAR(runtime(1, "hogT") / runtime(2, "hogU"), 1.0, 0.1);
+}
+
+// A scenario's "seed" takes the whole u64 range, as --seed does (it was clamped to 2^63 - 1).
+TEST(CliRun, AScenarioSeedAboveInt64IsKept) {
+  const std::string s = write_temp("seed.json", R"({ "machine": "hikey", "duration_s": 0.05,
+    "seed": 18446744073709551615, "workloads": [ { "schbench": ["-m", "1", "-t", "1"] } ] })");
+  Result r = run_bin("run " + s);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("seed 18446744073709551615"), std::string::npos) << r.out;
+}
+
+// A cgroup directory name is at most NAME_MAX (255) bytes.
+TEST(CliRun, AGroupNameLongerThanNameMaxIsRefused) {
+  const std::string s =
+      write_temp("longname.json", fmt::format(R"({{ "duration_s": 1, "groups": {{ "{}": {{}} }},
+      "workloads": [ {{ "schbench": [] }} ] }})",
+                                              std::string(256, 'g')));
+  Result r = run_bin("run " + s, true);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.out.find("at most 255 bytes (NAME_MAX)"), std::string::npos) << r.out;
 }

@@ -191,7 +191,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     } else if (k == "seed") {
       if (v.kind != JNode::Kind::Int || v.i < 0)
         bad(file, v, "\"seed\": expected a non-negative integer");
-      if (!ov.seed) c.seed = static_cast<std::uint64_t>(v.i);
+      if (!ov.seed) c.seed = v.u;  // the whole u64 range, as --seed takes it
     } else if (k == "duration_s") {
       if (!v.is_number() || !(v.number() > 0) || v.number() > 3600)
         bad(file, v, "\"duration_s\": expected seconds in (0, 3600]");
@@ -223,10 +223,12 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     refuse_duplicate_keys(file, *groups);
     for (const auto& [name, g] : groups->members) {
       // One cgroup directory under the root: mkdir refuses "", ".", ".." and a '/' would nest.
-      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+      if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+          name.size() > 255)
         bad(file, g,
             fmt::format("group \"{}\": a group name is one cgroup directory name (not empty, "
-                        "not . or .., no '/'; groups are children of the root)",
+                        "not . or .., no '/', at most 255 bytes (NAME_MAX); groups are children "
+                        "of the root)",
                         name));
       if (g.kind != JNode::Kind::Object)
         bad(file, g, fmt::format("group \"{}\": expected an object", name));
@@ -242,15 +244,24 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                   key));
         if (!v.is_number() || v.kind == JNode::Kind::Float)
           bad(file, v, fmt::format("group \"{}\": \"{}\" expects an integer", name, key));
+        // Out-of-range values are refused here, where the message can quote them whole.
+        auto in_range = [&](std::int64_t lo, std::int64_t hi) {
+          if (v.above_int64 || v.i < lo || v.i > hi)
+            bad(file, v,
+                fmt::format("group \"{}\": \"{}\" {} is outside {}..{}", name, key,
+                            v.above_int64 ? fmt::format("{}", v.u) : fmt::format("{}", v.i), lo,
+                            hi));
+          return static_cast<int>(v.i);
+        };
         if (key == "cpu.weight") {
-          a.weight = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 100000));
+          a.weight = in_range(1, 10000);
           weight = &v;
         } else if (key == "cpu.idle") {
           if (v.i != 0 && v.i != 1)
             bad(file, v, fmt::format("group \"{}\": \"cpu.idle\" is 0 or 1", name));
           a.idle = v.i == 1;
         } else {
-          a.latency_nice = static_cast<int>(std::clamp<std::int64_t>(v.i, -1, 1000));
+          a.latency_nice = in_range(kernel::kLatencyNiceMin, kernel::kLatencyNiceMax);
         }
       }
       // sched_group_set_shares refuses a weight written to an idle group (EINVAL), and

@@ -1204,7 +1204,7 @@ int KernelImpl::create_task_group(const TaskGroupAttr& g) {
   if (n > kMaxGroupCpus || (tgs.size() + 1) * n > kMaxGroupCpus)
     throw InputError(
         fmt::format("task group {}: {} groups x {} CPUs is more than {} per-CPU group queues",
-                    g.name, tgs.size(), n, kMaxGroupCpus));
+                    g.name, tgs.size() + 1, n, kMaxGroupCpus));
   const int id = static_cast<int>(tgs.size());
   tgs.push_back(g);
   TaskGroupRt rt;

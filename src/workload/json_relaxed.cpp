@@ -164,12 +164,15 @@ class Builder : public nlohmann::json_sax<nlohmann::json> {
     JNode n;
     n.kind = JNode::Kind::Int;
     n.i = v;
+    n.u = v < 0 ? 0 : static_cast<std::uint64_t>(v);
     return add(std::move(n));
   }
   bool number_unsigned(number_unsigned_t v) override {
     JNode n;
     n.kind = JNode::Kind::Int;
-    n.i = v > static_cast<number_unsigned_t>(INT64_MAX) ? INT64_MAX : static_cast<std::int64_t>(v);
+    n.above_int64 = v > static_cast<number_unsigned_t>(INT64_MAX);
+    n.i = n.above_int64 ? INT64_MAX : static_cast<std::int64_t>(v);
+    n.u = v;
     return add(std::move(n));
   }
   bool number_float(number_float_t v, const string_t&) override {

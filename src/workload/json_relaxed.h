@@ -19,7 +19,9 @@ struct JNode {
   JNode();
   Kind kind = Kind::Null;
   bool b = false;
-  std::int64_t i = 0;
+  std::int64_t i = 0;        // an integer above INT64_MAX is INT64_MAX here, and
+  bool above_int64 = false;  // this is set; `u` holds it
+  std::uint64_t u = 0;       // the value of a non-negative integer
   double f = 0;
   std::string s;
   std::vector<std::pair<std::string, JNode>> members;  // objects, in file order, duplicates kept
