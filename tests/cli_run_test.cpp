@@ -351,3 +351,17 @@ TEST(CliRun, AGroupNameLongerThanNameMaxIsRefused) {
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.out.find("at most 255 bytes (NAME_MAX)"), std::string::npos) << r.out;
 }
+
+// cpu.latency-nice changes nothing unless LATENCY_NICE_SIS reads it: the run says so.
+TEST(CliRun, LatencyNiceWithoutItsFeatureIsAWarning) {
+  const std::string s = write_temp("ln.json", R"({ "machine": "hikey", "duration_s": 0.01,
+    "groups": { "lat": { "cpu.latency-nice": 50 } },
+    "workloads": [ { "group": "lat", "schbench": ["-m", "1", "-t", "1"] } ] })");
+  const char* warning = "\"cpu.latency-nice\" is read only by LATENCY_NICE_SIS";
+  Result off = run_bin("run " + s, true);
+  ASSERT_EQ(off.rc, 0) << off.out;
+  EXPECT_NE(off.out.find(warning), std::string::npos) << off.out;
+  Result on = run_bin("run " + s + " --features latency-nice", true);
+  ASSERT_EQ(on.rc, 0) << on.out;
+  EXPECT_EQ(on.out.find(warning), std::string::npos) << on.out;
+}

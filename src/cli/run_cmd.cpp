@@ -272,6 +272,16 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
                         "(the kernel refuses it once the group is idle and overrides it when "
                         "cpu.idle is set after it; an idle group's weight is the minimum)",
                         name));
+      // cpu.latency-nice is the RFC's: only its scan budget (LATENCY_NICE_SIS) reads it.
+      const bool ln_given = std::any_of(g.members.begin(), g.members.end(), [](const auto& m) {
+        return m.first == "cpu.latency-nice";
+      });
+      if (ln_given && !s.config.profile.features.has(kernel::Feature::LATENCY_NICE_SIS) &&
+          c.profile_notes)
+        say_note(c, fmt::format("schedtwin: warning: {}:{}:{}: group \"{}\": \"cpu.latency-nice\" "
+                                "is read only by LATENCY_NICE_SIS (--features latency-nice), "
+                                "which this run has off: it changes nothing\n",
+                                file, g.line, g.col, name));
       // cpu.idle (304000390f88) came with v5.15; an earlier profile applies it as v5.15 does.
       if (a.idle && s.config.profile.version < 515 && c.profile_notes)
         say_note(c, fmt::format("schedtwin: warning: {}:{}:{}: group \"{}\": \"cpu.idle\" came "
