@@ -95,6 +95,8 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
           "workloads": [{"schbench": []}]})",
        "\"cpu.weight\" 18446744073709551615 is outside 1..10000"},
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-m", "x"]}]})", "schbench arguments:"},
+      {R"({"duration_s": 1, "workloads": [{"messaging": ["--help"]}]})",
+       "messaging arguments: --help is not a workload's argument"},
       // Unknown words in the file's order (CLI11's own message lists them reversed).
       {R"({"duration_s": 1, "workloads": [{"schbench": ["-q", "2", "-m", "1"]}]})",
        "schbench arguments: unknown option -q; not expected: -q 2"},

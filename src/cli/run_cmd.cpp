@@ -94,6 +94,16 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    bad(file, arr,
+        fmt::format("{} arguments: --help is not a workload's argument (`schedtwin {} --help` "
+                    "lists them)",
+                    kind, kind));
+  } catch (const CLI::CallForAllHelp&) {
+    bad(file, arr,
+        fmt::format("{} arguments: --help-all is not a workload's argument (`schedtwin {} "
+                    "--help` lists them)",
+                    kind, kind));
   } catch (const CLI::ParseError& e) {
     bad(file, arr, fmt::format("{} arguments: {}", kind, e.what()));
   }
