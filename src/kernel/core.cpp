@@ -938,7 +938,7 @@ void KernelImpl::schedule(int cpu, bool preempt) {
       // exit_notify: a thread that does not lead its group reaps itself (EXIT_DEAD); a
       // group leader stays a zombie for its parent's wait() (EXIT_ZOMBIE).
       prev_state = pt.tgid == prev ? SwitchState::Zombie : SwitchState::Dead;
-      if (trace_) trace_->sched_process_exit(now_, cpu, prev);
+      if (trace_ && !pt.exit_traced) trace_->sched_process_exit(now_, cpu, prev);
     }
     if (pt.state == TaskState::Blocked || pt.state == TaskState::Exited) {
       deactivate_task(cpu, prev, DEQUEUE_SLEEP);
@@ -1244,6 +1244,12 @@ const TaskGroupAttr& Kernel::task_group(int id) const {
   return impl_->tgs_.at(static_cast<size_t>(id));
 }
 int Kernel::nr_task_groups() const { return static_cast<int>(impl_->tgs_.size()); }
+void Kernel::trace_process_exit(TaskId self) {
+  Task& t = impl_->task(self);
+  if (t.exit_traced) return;
+  t.exit_traced = true;
+  if (impl_->trace_) impl_->trace_->sched_process_exit(impl_->now_, t.cpu, self);
+}
 int Kernel::find_task_group(const std::string& name) const {
   for (int g = 0; g < nr_task_groups(); ++g)
     if (impl_->tgs_[static_cast<size_t>(g)].name == name) return g;

@@ -130,6 +130,9 @@ class Kernel {
   // values out of range. Tasks join one through TaskAttr::group and take its
   // latency-nice at creation (cpu_cgroup_fork). Returns the group id.
   int create_task_group(const TaskGroupAttr& g);
+  // do_exit's sched_process_exit tracepoint, for a body whose exit wakes its parent in
+  // exit_notify (after the tracepoint): call it before that wakeup, then return Step::exit().
+  void trace_process_exit(TaskId self);
   const TaskGroupAttr& task_group(int id) const;
   int nr_task_groups() const;
   // The group whose path is `name` ("/batch"), or -1.

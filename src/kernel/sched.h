@@ -154,6 +154,7 @@ struct alignas(64) Task {
   TaskState state = TaskState::Blocked;
   bool needs_next = true;      // call body->next() once the pending work is done
   bool migrated_cold = false;  // pay the cache-cold penalty at next switch-in
+  bool exit_traced = false;    // sched_process_exit written before its exit_notify wakeup
   int cpu = 0;                 // task_cpu()
   int pending_move = -1;       // set_affinity of a running task: move after its step
   Policy policy = Policy::Normal;

@@ -88,7 +88,10 @@ struct Messaging::State {
   // do_exit of child `index`: process mode notifies the parent (__wake_up_parent, a sync
   // wakeup, only if the parent's wait is eligible for this child); thread mode clears the
   // tid and futex-wakes a pthread_join on it (not sync).
-  void child_exited(int index) {
+  void child_exited(int index, TaskId self) {
+    // Process mode: exit_notify's wakeup of the parent comes after do_exit's tracepoint;
+    // thread mode: the futex wake in exit_mm comes before it.
+    if (!p.threads) k.trace_process_exit(self);
     exited[static_cast<std::size_t>(index)] = 1;
     ++zombies;
     if (waiting_for == -1) return;
@@ -118,7 +121,7 @@ Step ChildBody::next(TaskId self, Time) {
         break;
       case Phase::Work:
         if (done_ == s.per_child) {
-          s.child_exited(index_);
+          s.child_exited(index_, self);
           return Step::exit();
         }
         phase_ = Phase::Commit;
