@@ -282,6 +282,21 @@ TEST(ReproduceReport, SelfContainedDeterministicAndEscaped) {
             std::string::npos);
 }
 
+// Quick scale caps latency-nice and sched-idle balancing at seeds 1-3; the header says so.
+TEST(ReproduceReport, TheHeaderNamesTheSeedsEachSeriesRan) {
+  if (!report::embedded_report_assets()) GTEST_SKIP() << "built without report/node_modules";
+  report::ReproduceReport r = make_report();
+  r.runs = 5;
+  const std::string plain = report::render_reproduce_report(r);
+  EXPECT_NE(plain.find("seeds 1&ndash;5 per configuration"), std::string::npos);
+  EXPECT_EQ(plain.find("latency-nice and sched-idle balancing: seeds"), std::string::npos);
+  r.capped_runs = 3;
+  const std::string capped = report::render_reproduce_report(r);
+  EXPECT_NE(capped.find("seeds 1&ndash;5 (latency-nice and sched-idle balancing: seeds "
+                        "1&ndash;3) per configuration"),
+            std::string::npos);
+}
+
 TEST(ReproduceReport, EveryDirectionIsShownWithItsVerdict) {
   if (!report::embedded_report_assets()) GTEST_SKIP() << "built without report/node_modules";
   report::ReproduceReport r = make_report();

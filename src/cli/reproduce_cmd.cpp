@@ -412,10 +412,13 @@ void register_reproduce_command(CLI::App& app) {
     emit_report(text, j, o->json_out);
     if (!o->report_out.empty()) {
       report::ReproduceReport r;
-      r.command = fmt::format("schedtwin reproduce {} --runs {}{}{}", o->series, o->runs,
+      const bool runs_given = sub->get_option("--runs")->count() > 0;
+      r.command = fmt::format("schedtwin reproduce {}{}{}{}", o->series,
+                              runs_given ? fmt::format(" --runs {}", o->runs) : "",
                               o->full ? " --full" : "",
                               o->features.empty() ? "" : " --features " + o->features);
       r.runs = o->runs;
+      r.capped_runs = !o->full && capped_series && o->runs > 3 ? 3 : 0;
       r.full = o->full;
       r.figures = j;
       r.text = std::move(series_text);

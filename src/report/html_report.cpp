@@ -870,7 +870,12 @@ std::string render_reproduce_report(const ReproduceReport& r) {
   h += fmt::format(
       "<p class=meta><code>{}</code> &middot; {} per configuration &middot; {} scale &middot; "
       "charts: {} (inlined, no network)</p>\n",
-      esc(r.command), seeds(r.runs), r.full ? "full" : "quick", esc(a.versions));
+      esc(r.command),
+      seeds(r.runs) +
+          (r.capped_runs > 0
+               ? fmt::format(" (latency-nice and sched-idle balancing: {})", seeds(r.capped_runs))
+               : ""),
+      r.full ? "full" : "quick", esc(a.versions));
   h += fmt::format("<div id=\"status\">Rendering {} charts&hellip; (needs JavaScript)</div>\n",
                    nr_charts);
   h += "<p class=caption>Published figures are shaded. A reproduction is judged first by direction "

@@ -22,6 +22,7 @@ namespace schedtwin::report {
 struct ReproduceReport {
   std::string command;                      // the command line, shown in the header
   int runs = 0;                             // seeds 1..runs
+  int capped_runs = 0;  // > 0: latency-nice and sched-idle balancing ran seeds 1..capped_runs
   bool full = false;                        // --full (else --quick scale)
   nlohmann::json figures;                   // series name -> figures
   std::map<std::string, std::string> text;  // series name -> the text printed for it
