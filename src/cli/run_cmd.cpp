@@ -255,23 +255,25 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         if (!v.is_number() || v.kind == JNode::Kind::Float)
           bad(file, v, fmt::format("group \"{}\": \"{}\" expects an integer", name, key));
         // Out-of-range values are refused here, where the message can quote them whole.
-        auto in_range = [&](std::int64_t lo, std::int64_t hi) {
-          if (v.above_int64 || v.i < lo || v.i > hi)
-            bad(file, v,
-                fmt::format("group \"{}\": \"{}\" {} is outside {}..{}", name, key,
-                            v.above_int64 ? fmt::format("{}", v.u) : fmt::format("{}", v.i), lo,
+        // (Structured bindings are passed, not captured: clang before 16 cannot capture them.)
+        auto in_range = [&file](const JNode& x, const std::string& group, const std::string& k,
+                                std::int64_t lo, std::int64_t hi) {
+          if (x.above_int64 || x.i < lo || x.i > hi)
+            bad(file, x,
+                fmt::format("group \"{}\": \"{}\" {} is outside {}..{}", group, k,
+                            x.above_int64 ? fmt::format("{}", x.u) : fmt::format("{}", x.i), lo,
                             hi));
-          return static_cast<int>(v.i);
+          return static_cast<int>(x.i);
         };
         if (key == "cpu.weight") {
-          a.weight = in_range(1, 10000);
+          a.weight = in_range(v, name, key, 1, 10000);
           weight = &v;
         } else if (key == "cpu.idle") {
           if (v.i != 0 && v.i != 1)
             bad(file, v, fmt::format("group \"{}\": \"cpu.idle\" is 0 or 1", name));
           a.idle = v.i == 1;
         } else {
-          a.latency_nice = in_range(kernel::kLatencyNiceMin, kernel::kLatencyNiceMax);
+          a.latency_nice = in_range(v, name, key, kernel::kLatencyNiceMin, kernel::kLatencyNiceMax);
         }
       }
       // sched_group_set_shares refuses a weight written to an idle group (EINVAL), and
