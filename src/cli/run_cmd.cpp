@@ -94,15 +94,10 @@ void parse_args(const std::string& file, const JNode& arr, const std::string& ki
   std::reverse(args.begin(), args.end());
   try {
     app.parse(args);
-  } catch (const CLI::CallForHelp&) {
+  } catch (const CLI::Success&) {  // --help or --help-all: CLI11 signals them as success
     bad(file, arr,
         fmt::format("{} arguments: --help is not a workload's argument (`schedtwin {} --help` "
                     "lists them)",
-                    kind, kind));
-  } catch (const CLI::CallForAllHelp&) {
-    bad(file, arr,
-        fmt::format("{} arguments: --help-all is not a workload's argument (`schedtwin {} "
-                    "--help` lists them)",
                     kind, kind));
   } catch (const CLI::ParseError& e) {
     bad(file, arr, fmt::format("{} arguments: {}", kind, e.what()));
@@ -415,20 +410,18 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     ws.push_back(std::move(x));
   }
   // A group no workload names and no task entered (an rt-app "taskgroup" of its path) is most
-  // likely a misspelt "group" key elsewhere.
-  auto entered = [&k](const std::string& name) {
-    const int g = k.find_task_group("/" + name);
-    for (kernel::TaskId t = 0; t < k.nr_tasks(); ++t)
-      if (k.task_group_of(t) == g) return true;
-    for (int h = 0; h < k.nr_task_groups(); ++h)
-      if (h != g && k.task_group(h).parent == g) return true;
-    return false;
-  };
+  // likely a misspelt "group" key elsewhere. One pass over the tasks and groups, not one per
+  // group: a scenario may hold 100 000 of each.
+  std::vector<bool> entered(static_cast<std::size_t>(k.nr_task_groups()), false);
+  for (kernel::TaskId t = 0; t < k.nr_tasks(); ++t)
+    entered[static_cast<std::size_t>(k.task_group_of(t))] = true;
+  for (int h = 1; h < k.nr_task_groups(); ++h)
+    entered[static_cast<std::size_t>(k.task_group(h).parent)] = true;
   if (groups)
     for (const auto& [name, g] : groups->members)
       if (std::none_of(ws.begin(), ws.end(),
                        [&n = name](const Workload& w) { return w.group == n; }) &&
-          !entered(name))
+          !entered[static_cast<std::size_t>(group_ids.at(name))])
         fmt::print(stderr,
                    "schedtwin: warning: {}:{}:{}: group \"{}\": no workload runs in it\n", file,
                    g.line, g.col, name);
