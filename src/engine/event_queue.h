@@ -2,7 +2,8 @@
 //
 // Events live in *slots* allocated once at set-up (one per CPU tick, per task
 // timer, ...). A slot is armed with a time, re-armed or cancelled in O(log n)
-// and never allocates: the queue is an indexed binary min-heap over slot ids.
+// and never allocates: the queue is an indexed 4-ary min-heap over slot ids (half the
+// levels of a binary heap; the four children share a cache line or two).
 // Equal times are ordered by arming sequence number, so a run is reproducible
 // and independent of heap layout.
 //
@@ -103,14 +104,22 @@ class EventQueue {
     Entry last = h.back();
     h.pop_back();
     if (h.empty()) return top;
-    // Bottom-up (as std::pop_heap): walk the hole down the smaller children to a leaf, one
-    // comparison a level, then sift the last entry up from there. The last entry is
-    // usually a late one, so it seldom climbs: about half the comparisons of a plain
-    // sift-down from the root.
+    // Bottom-up (as std::pop_heap): walk the hole down the smallest children to a leaf, then
+    // sift the last entry up from there. The last entry is usually a late one, so it seldom
+    // climbs: no comparison with it on the way down. The smallest of four is picked as a
+    // tournament of branch-free comparisons.
     const std::size_t n = h.size();
     std::size_t pos = 0;
-    for (std::size_t child = 1; child < n; child = kArity * pos + 1) {
-      if (child + 1 < n) child += less(h[child + 1], h[child]);
+    for (std::size_t first = 1; first < n; first = kArity * pos + 1) {
+      std::size_t child = first;
+      if (first + kArity <= n) {
+        const std::size_t a = first + less(h[first + 1], h[first]);
+        const std::size_t b = first + 2 + less(h[first + 3], h[first + 2]);
+        child = less(h[b], h[a]) ? b : a;
+      } else {
+        for (std::size_t c = first + 1; c < n; ++c)
+          if (less(h[c], h[child])) child = c;
+      }
       place(h, pos, h[child]);
       pos = child;
     }
@@ -124,7 +133,7 @@ class EventQueue {
     std::uint64_t seq;
     SlotId id;
   };
-  static constexpr std::size_t kArity = 2;  // pop() assumes a binary heap
+  static constexpr std::size_t kArity = 4;  // pop()'s tournament assumes four
 
   // One 128-bit comparison of (time, sequence): no branch, so the heap's walks do not pay a
   // mispredicted jump at each level (times are never negative).
