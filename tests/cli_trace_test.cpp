@@ -268,9 +268,24 @@ void check_switch_consistency(const std::vector<Event>& sw, int nr_cpus, bool gl
   }
 }
 
+bool stopper_pid(int pid) { return pid > 4194303 - 4096; }  // migration/<cpu>
+
+// The switches the model counts as context_switches: those that put a task on a CPU. The
+// stopper of an active balance is traced as the kernel shows it (task ==> migration/N ==>
+// next) but not counted: neither the switch into it nor its return to the task it preempted.
 std::size_t count_if_next_task(const std::vector<Event>& sw) {
-  return static_cast<std::size_t>(
-      std::count_if(sw.begin(), sw.end(), [](const Event& e) { return e.next_pid != 0; }));
+  std::map<int, int> preempted_by_stopper;  // CPU -> pid the stopper took the CPU from
+  std::size_t n = 0;
+  for (const Event& e : sw) {
+    if (stopper_pid(e.next_pid)) {
+      preempted_by_stopper[e.cpu] = e.prev_pid;
+      continue;
+    }
+    if (e.next_pid == 0) continue;
+    if (stopper_pid(e.prev_pid) && preempted_by_stopper[e.cpu] == e.next_pid) continue;
+    ++n;
+  }
+  return n;
 }
 
 // The switches of both files are the same, CPU by CPU.
@@ -323,6 +338,29 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   const std::vector<Event> tsw = switches(text);
   EXPECT_EQ(count_if_next_task(tsw), context_switches);
   check_switch_consistency(tsw, nr_cpus, true);
+  // Active balances run the stopper as the kernel does: woken (sched_waking, sched_wakeup),
+  // it preempts the running task ("R+"), migrates one task as migration/N, and sleeps ("S").
+  std::size_t stopper_runs = 0;
+  std::vector<int> in_stopper(static_cast<std::size_t>(nr_cpus), 0);
+  for (const Event& e : text) {
+    int& in = in_stopper[static_cast<std::size_t>(e.cpu)];
+    if (e.name == "sched_switch" && stopper_pid(e.next_pid)) {
+      EXPECT_EQ(e.next_comm, "migration/" + std::to_string(e.cpu));
+      EXPECT_EQ(e.prev_state, e.prev_pid == 0 ? "R" : "R+");
+      EXPECT_EQ(e.next_pid, 4194303 - e.cpu);
+      in = 1;
+      ++stopper_runs;
+    } else if (e.name == "sched_switch" && stopper_pid(e.prev_pid)) {
+      EXPECT_EQ(in, 1);
+      EXPECT_EQ(e.prev_state, "S");
+      in = 0;
+    } else if (in) {
+      EXPECT_EQ(e.name, "sched_migrate_task");  // nothing else runs in the stopper here
+      EXPECT_EQ(e.common_pid, 4194303 - e.cpu);
+      EXPECT_EQ(e.orig_cpu, e.cpu);
+    }
+  }
+  EXPECT_GT(stopper_runs, 0u);
   // 8 cfs_thread + 5 idle_thread, all forked at the start; none exits within the 5 s.
   EXPECT_EQ(count_named(text, "sched_wakeup_new"), 13u);
   EXPECT_EQ(count_named(text, "sched_process_exit"), 0u);
@@ -342,6 +380,7 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   EXPECT_GT(preempted, 100u);
   for (const Event& e : text) {
     if (e.name == "sched_wakeup_new" || e.name == "sched_waking" || e.name == "sched_wakeup") {
+      if (stopper_pid(e.pid)) continue;  // an active balance's migration/N
       EXPECT_GE(e.pid, 1);
       EXPECT_LE(e.pid, 13);
     }
@@ -358,6 +397,11 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   EXPECT_EQ(count_named(pb.events, "sched_wakeup"), count_named(text, "sched_wakeup"));
   EXPECT_EQ(count_named(pb.events, "sched_migrate_task"), count_named(text, "sched_migrate_task"));
   EXPECT_EQ(count_named(pb.events, "sched_wakeup_new"), 13u);
+  // Each stopper is a kernel thread of the process tree.
+  for (const Event& e : psw)
+    if (stopper_pid(e.next_pid)) {
+      EXPECT_EQ(pb.tgid.count(e.next_pid), 1u) << e.next_pid;
+    }
   // PELT counters: a thread track per task, util_avg within [0, 1024] (capacity 1024).
   EXPECT_EQ(pb.thread_tracks.size(), 13u);
   ASSERT_FALSE(pb.samples["util_avg"].empty());

@@ -862,7 +862,10 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
             busiest.push_cpu = this_cpu;
             active_balance = true;
           }
-          if (active_balance) kick_cpu(busiest_cpu);  // stop_one_cpu_nowait wakes the stopper
+          if (active_balance) {
+            trace_stopper_wakeup(this_cpu, busiest_cpu);
+            kick_cpu(busiest_cpu);  // stop_one_cpu_nowait wakes the stopper
+          }
           sd.nr_balance_failed = static_cast<unsigned>(lvl.cache_nice_tries + 1);
         }
       }
@@ -926,6 +929,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
 void KernelImpl::active_load_balance_cpu_stop(int busiest_cpu) {
   Rq& busiest = cpu_rq(busiest_cpu);
   busiest.active_balance = false;
+  trace_stopper_in(busiest_cpu);
   int target = busiest.push_cpu;
   // "Is there any task to move?": busiest_rq->nr_running <= 1 counts the stopper itself
   // (enqueue_task_stop), so a lone fair task, preempted by it, can be moved.

@@ -635,12 +635,17 @@ void KernelImpl::on_idle_exit(int cpu) {
     current_ = saved_cur;
     in_cpu_context_ = saved_ctx;
   }
+  // The stopper woken for an active balance runs and finds its CPU's task gone (the model
+  // moves nothing here, and charges no cost).
+  if (rq.active_balance) trace_stopper_in(cpu);
   rq.active_balance = false;
   if (rq.nr_running == 0 && !rq.need_resched) {
     enter_idle(cpu);  // the idle loop goes back to sleep without calling schedule()
+    trace_stopper_out(cpu);
     return;
   }
   schedule(cpu);
+  trace_stopper_out(cpu);
 }
 
 void KernelImpl::process_wake_list(int cpu) {
@@ -686,6 +691,7 @@ void KernelImpl::on_ipi(int cpu) {
     if (rq.curr != kNoTask && !rq.need_resched) rearm_step(cpu);
   }
   if (rq.need_resched) schedule(cpu);
+  trace_stopper_out(cpu);
 }
 
 // scheduler_tick → task_tick_fair (core.c / fair.c v5.4). An idle CPU takes the tick only
@@ -997,14 +1003,55 @@ void KernelImpl::schedule(int cpu, bool preempt) {
 }
 
 void KernelImpl::trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next) {
+  Rq& rq = cpu_rq(cpu);
+  if (rq.stopper_trace == Rq::StopperTrace::Running) {
+    // The stopper was on the CPU in between: it sleeps, and the pick follows it.
+    rq.stopper_trace = Rq::StopperTrace::None;
+    prev = stopper_task(cpu);
+    prev_state = SwitchState::Interruptible;
+  }
   trace_->sched_switch(now_, cpu, prev, prev_state, next);
   for (TaskId t : {prev, next}) {
-    if (t == kNoTask) continue;
+    if (t < 0) continue;
     const sched_avg& a = task(t).se.avg;
     trace_->pelt_task(now_, t, a.util_avg, a.runnable_avg, a.load_avg);
   }
-  const sched_avg& c = cpu_rq(cpu).cfs.avg;
+  const sched_avg& c = rq.cfs.avg;
   trace_->pelt_cpu(now_, cpu, c.util_avg, c.runnable_avg, c.load_avg);
+}
+
+// stop_one_cpu_nowait from `this_cpu` wakes the stopper of `cpu` (cpu_stop_queue_work →
+// wake_up_q, v5.4): sched_waking here; sched_wakeup here too when the CPUs share the LLC,
+// else when the IPI of ttwu_queue's wake list arrives (trace_stopper_in).
+void KernelImpl::trace_stopper_wakeup(int this_cpu, int cpu) {
+  if (!trace_) return;
+  const TaskId stopper = stopper_task(cpu);
+  trace_->sched_waking(now_, this_cpu, stopper, cpu);
+  Rq& rq = cpu_rq(cpu);
+  rq.stopper_trace = Rq::StopperTrace::Waking;
+  if (!cpus_share_cache(this_cpu, cpu)) return;
+  trace_->sched_wakeup(now_, this_cpu, stopper, cpu);
+  rq.stopper_trace = Rq::StopperTrace::Woken;
+}
+
+// The stopper preempts what runs on `cpu` ("R+"; the idle task leaves in "R"). The switch
+// out of it is the CPU's next traced sched_switch, or trace_stopper_out.
+void KernelImpl::trace_stopper_in(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (!trace_ || rq.stopper_trace == Rq::StopperTrace::Running) return;
+  const TaskId stopper = stopper_task(cpu);
+  if (rq.stopper_trace != Rq::StopperTrace::Woken) trace_->sched_wakeup(now_, cpu, stopper, cpu);
+  rq.stopper_trace = Rq::StopperTrace::None;
+  const TaskId prev = rq.curr;
+  trace_switch(cpu, prev, prev == kNoTask ? SwitchState::Running : SwitchState::Preempted, stopper);
+  rq.stopper_trace = Rq::StopperTrace::Running;
+}
+
+// The stopper is done and nothing was picked after it: the CPU goes back to what it ran.
+void KernelImpl::trace_stopper_out(int cpu) {
+  Rq& rq = cpu_rq(cpu);
+  if (trace_ && rq.stopper_trace == Rq::StopperTrace::Running)
+    trace_switch(cpu, stopper_task(cpu), SwitchState::Interruptible, rq.curr);
 }
 
 void KernelImpl::enter_idle(int cpu) {

@@ -304,6 +304,9 @@ class KernelImpl {
   void enter_idle(int cpu);
   void tick_nohz_idle_stop_tick(int cpu, bool stop_tick);
   void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
+  void trace_stopper_wakeup(int this_cpu, int cpu);
+  void trace_stopper_in(int cpu);
+  void trace_stopper_out(int cpu);
   void start_idle_exit(int cpu, Time delay);
   bool ttwu_queue_cond(int cpu) const;       // the wakeup goes through cpu's wake list
   bool cluster_powered_down(int cpu) const;  // every other CPU of its cluster in a cluster state

@@ -303,6 +303,10 @@ struct alignas(64) Rq {
   // Active balance: the stopper of this CPU pushes its running task to push_cpu.
   bool active_balance = false;
   int push_cpu = -1;
+  // Traces only: where the stopper is in its sched_waking / sched_wakeup / sched_switch
+  // sequence (nothing the simulation reads).
+  enum class StopperTrace : std::uint8_t { None, Waking, Woken, Running };
+  StopperTrace stopper_trace = StopperTrace::None;
   // NOHZ
   bool nohz_tick_stopped = false;
   unsigned nohz_flags = 0;  // NOHZ_*_KICK pending on this CPU

@@ -20,11 +20,18 @@ enum class SwitchState : std::uint8_t {
   Dead,           // exited, a thread that reaped itself (EXIT_DEAD): "X"
 };
 
+// The stopper thread of a CPU (migration/<cpu>, the stop class that runs an active
+// balance), as the events below name it: task ids below kNoTask, one per CPU.
+inline constexpr TaskId stopper_task(int cpu) { return -2 - cpu; }
+inline constexpr bool is_stopper(TaskId t) { return t < kNoTask; }
+inline constexpr int stopper_cpu(TaskId t) { return -2 - t; }
+
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
   // sched_switch on `cpu`: prev (kNoTask: the idle task, pid 0) leaves in `prev_state`,
-  // next (kNoTask: idle) runs.
+  // next (kNoTask: idle) runs. Either may be the CPU's stopper (stopper_task(cpu)); the
+  // wakeup events below name a stopper as they name a task.
   virtual void sched_switch(Time t, int cpu, TaskId prev, SwitchState prev_state, TaskId next) = 0;
   // sched_waking, from the waker's CPU (`cpu`), before the wakee's CPU is chosen;
   // `target_cpu` is the wakee's task_cpu at that moment.

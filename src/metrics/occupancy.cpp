@@ -86,7 +86,7 @@ void OccupancyRecorder::sched_switch(Time t, int cpu, kernel::TaskId, kernel::Sw
   if (cpu < 0 || cpu >= o_.nr_cpus) return;
   account(cpu, t);
   cls_[static_cast<std::size_t>(cpu)] =
-      next == kernel::kNoTask ? -1 : static_cast<int>(k_.task_created_policy(next));
+      next < 0 ? -1 : static_cast<int>(k_.task_created_policy(next));  // idle, or a stopper
 }
 
 Occupancy OccupancyRecorder::finish(Time end) {

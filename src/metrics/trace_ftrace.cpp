@@ -9,13 +9,18 @@ namespace schedtwin::metrics {
 
 std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu) {
   if (t == kernel::kNoTask) return "swapper/" + std::to_string(cpu);
+  if (kernel::is_stopper(t)) return "migration/" + std::to_string(kernel::stopper_cpu(t));
   const std::string& name = k.task_name(t);
   return name.size() > 15 ? name.substr(0, 15) : name;
 }
 
 const std::string& TraceComms::of(kernel::TaskId t, int cpu) {
-  std::deque<std::string>& v = t == kernel::kNoTask ? idle_ : tasks_;
-  const auto i = static_cast<std::size_t>(t == kernel::kNoTask ? cpu : t);
+  std::deque<std::string>& v = t == kernel::kNoTask    ? idle_
+                               : kernel::is_stopper(t) ? stoppers_
+                                                       : tasks_;
+  const auto i = static_cast<std::size_t>(t == kernel::kNoTask    ? cpu
+                                          : kernel::is_stopper(t) ? kernel::stopper_cpu(t)
+                                                                  : t);
   if (i >= v.size()) v.resize(i + 1);
   if (v[i].empty()) v[i] = trace_comm(k_, t, cpu);
   return v[i];
@@ -27,7 +32,7 @@ bool TraceSelection::task(kernel::TaskId t, int cpu) {
     const std::string& c = comms_.of(t, cpu);
     return std::find(f_.comms.begin(), f_.comms.end(), c) != f_.comms.end();
   };
-  if (t == kernel::kNoTask) return matches();  // swapper/<cpu>: one comm per CPU
+  if (t < 0) return matches();  // swapper/<cpu>, migration/<cpu>: one comm per CPU
   const auto i = static_cast<std::size_t>(t);
   if (i >= match_.size()) match_.resize(i + 1, -1);
   if (match_[i] < 0) match_[i] = matches() ? 1 : 0;
@@ -35,6 +40,7 @@ bool TraceSelection::task(kernel::TaskId t, int cpu) {
 }
 
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t) {
+  if (kernel::is_stopper(t)) return 0;
   return t == kernel::kNoTask ? 120 : 120 + k.task_created_nice(t);
 }
 

@@ -27,15 +27,22 @@ inline constexpr std::uint64_t kDefaultTraceEventLimit = 1'000'000;
 // ---- conventions shared by the ftrace and Perfetto writers ----
 
 // pid of a task in traces: TaskId t is pid t + 1; the idle task (kNoTask) is pid 0. The tgid
-// is the pid (every simulated task is shown as its own process).
-inline int trace_pid(kernel::TaskId t) { return t == kernel::kNoTask ? 0 : t + 1; }
+// is the pid (every simulated task is shown as its own process). The stopper of CPU c is
+// pid kStopperPidTop - c, counted down from the largest pid Linux hands out (PID_MAX_LIMIT - 1
+// on 64-bit) so that it cannot meet a task's.
+inline constexpr int kStopperPidTop = 4 * 1024 * 1024 - 1;
+inline int trace_pid(kernel::TaskId t) {
+  if (kernel::is_stopper(t)) return kStopperPidTop - kernel::stopper_cpu(t);
+  return t == kernel::kNoTask ? 0 : t + 1;
+}
 
 // comm as the kernel stores it (TASK_COMM_LEN 16: at most 15 bytes); the idle task of
-// `cpu` is "swapper/<cpu>".
+// `cpu` is "swapper/<cpu>", a stopper "migration/<its cpu>".
 std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu);
 
 // p->prio of a fair task: NICE_TO_PRIO(nice) = 120 + nice, for SCHED_OTHER, SCHED_BATCH
-// and SCHED_IDLE alike (v5.4); the idle task reports 120. Taken from Kernel::task_created_nice.
+// and SCHED_IDLE alike (v5.4); the idle task reports 120, a stopper 0 (SCHED_FIFO at
+// MAX_RT_PRIO - 1: prio MAX_RT_PRIO - 1 - 99). Taken from Kernel::task_created_nice.
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t);
 
 // sched_switch's prev_state as __trace_sched_switch_state (include/trace/events/sched.h,
@@ -62,7 +69,7 @@ class TraceComms {
 
  private:
   const kernel::Kernel& k_;
-  std::deque<std::string> tasks_, idle_;
+  std::deque<std::string> tasks_, idle_, stoppers_;
 };
 
 // Per-CPU current task as the sched_switch events tell it (ftrace's common_pid).

@@ -75,6 +75,14 @@ struct PerfettoTraceWriter::Impl {
   std::vector<pp::FtraceEventBundle> bundles;  // pending, per CPU
   std::size_t pending = 0;
   std::vector<LastValues> task_last, cpu_last;
+  std::vector<char> stopper_seen;  // per CPU: its stopper is named in an event recorded
+
+  void note_stopper(kernel::TaskId t) {
+    if (!kernel::is_stopper(t)) return;
+    const auto c = static_cast<std::size_t>(kernel::stopper_cpu(t));
+    if (c >= stopper_seen.size()) stopper_seen.resize(c + 1, 0);
+    stopper_seen[c] = 1;
+  }
 
   bool admit(Time t, std::uint64_t n = 1) {
     if (recorded + n <= max_events) {
@@ -176,6 +184,16 @@ struct PerfettoTraceWriter::Impl {
         th->set_tgid(trace_pid(st.tgid));
         th->set_name(comm);
       }
+      // Stoppers are kernel threads: a process of their own without a command line.
+      for (std::size_t c = 0; c < stopper_seen.size(); ++c) {
+        if (!stopper_seen[c]) continue;
+        const kernel::TaskId s = kernel::stopper_task(static_cast<int>(c));
+        tree->add_processes()->set_pid(trace_pid(s));
+        pp::ProcessTree::Thread* th = tree->add_threads();
+        th->set_tid(trace_pid(s));
+        th->set_tgid(trace_pid(s));
+        th->set_name(trace_comm(k, s, 0));
+      }
       append_packet(out, p);
     }
     auto descriptor = [&](std::uint64_t id, std::uint64_t parent, const std::string& name) {
@@ -238,6 +256,8 @@ void PerfettoTraceWriter::sched_switch(Time t, int cpu, kernel::TaskId prev,
   Impl& m = *impl_;
   m.curr.set(cpu, prev);
   if (m.select.admits(t, prev, next, cpu) && m.admit(t)) {
+    m.note_stopper(prev);
+    m.note_stopper(next);
     pp::SchedSwitchFtraceEvent* s = m.event(t, cpu)->mutable_sched_switch();
     s->set_prev_comm(m.comms.of(prev, cpu));
     s->set_prev_pid(trace_pid(prev));
@@ -269,6 +289,7 @@ void fill_wakeup(Event* w, const std::string& comm, int pid, int prio, int targe
 void PerfettoTraceWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
   if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
+  m.note_stopper(p);
   fill_wakeup(m.event(t, cpu)->mutable_sched_waking(), m.comms.of(p, cpu), trace_pid(p),
               trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
@@ -277,6 +298,7 @@ void PerfettoTraceWriter::sched_waking(Time t, int cpu, kernel::TaskId p, int ta
 void PerfettoTraceWriter::sched_wakeup(Time t, int cpu, kernel::TaskId p, int target_cpu) {
   Impl& m = *impl_;
   if (!m.select.admits(t, p, cpu) || !m.admit(t)) return;
+  m.note_stopper(p);
   fill_wakeup(m.event(t, cpu)->mutable_sched_wakeup(), m.comms.of(p, cpu), trace_pid(p),
               trace_prio(m.k, p), target_cpu);
   m.maybe_flush();
@@ -326,7 +348,7 @@ void PerfettoTraceWriter::cpu_idle(Time t, int cpu, int state) {
 void PerfettoTraceWriter::pelt_task(Time t, kernel::TaskId p, unsigned long util_avg,
                                     unsigned long runnable_avg, unsigned long load_avg) {
   Impl& m = *impl_;
-  if (p == kernel::kNoTask || !m.select.admits(t, p, 0)) return;
+  if (p < 0 || !m.select.admits(t, p, 0)) return;
   const auto i = static_cast<std::size_t>(p);
   if (i >= m.task_last.size()) m.task_last.resize(i + 1);
   m.counters(t, m.task_last[i], kTaskCounter, static_cast<std::uint64_t>(trace_pid(p)), util_avg,
