@@ -53,6 +53,7 @@ struct Event {
   int cpu = -1;
   std::uint64_t ts_us = 0;
   int common_pid = -1;
+  std::string flags;  // irqs-off, need-resched, hardirq/softirq, preempt-depth: "d.h4"
   // sched_switch
   int prev_pid = -1, next_pid = -1;
   std::string prev_comm, next_comm, prev_state;
@@ -89,6 +90,7 @@ std::vector<Event> parse_ftrace(const std::string& text, int nr_cpus) {
     Event e;
     e.common_pid = std::stoi(m[2]);
     e.cpu = std::stoi(m[3]);
+    e.flags = m[4];
     e.ts_us = std::stoull(m[5]) * 1000000 + std::stoull(m[6]);
     e.name = m[7];
     EXPECT_LT(e.cpu, nr_cpus) << l;
@@ -288,6 +290,60 @@ std::size_t count_if_next_task(const std::vector<Event>& sw) {
   return n;
 }
 
+// Active balances run the stopper as the kernel does: sched_waking of migration/N from the
+// CPU executing the balance (never one inside an idle state: a NOHZ idle balance runs on the
+// idle load balancer), sched_wakeup there too if it shares N's LLC, else from N's IPI
+// (hardirq); then on N the running task leaves "R+" for migration/N, the stopper migrates a
+// task in its own context and leaves "S". Returns how many times a stopper ran.
+template <class ShareLlc>
+std::size_t check_stopper_runs(const std::vector<Event>& text, int nr_cpus, ShareLlc share_llc) {
+  std::size_t runs = 0;
+  std::vector<int> in_stopper(static_cast<std::size_t>(nr_cpus), 0);
+  std::vector<int> idle_state(static_cast<std::size_t>(nr_cpus), -1);
+  std::map<int, int> waker;  // stopper's CPU -> CPU that woke it, until its sched_wakeup
+  for (const Event& e : text) {
+    int& in = in_stopper[static_cast<std::size_t>(e.cpu)];
+    if (e.name == "cpu_idle") {
+      idle_state[static_cast<std::size_t>(e.cpu)] =
+          e.idle_state == 4294967295 ? -1 : static_cast<int>(e.idle_state);
+    } else if (e.name == "sched_waking" && stopper_pid(e.pid)) {
+      EXPECT_EQ(idle_state[static_cast<std::size_t>(e.cpu)], -1)
+          << "migration/" << e.target_cpu << " woken at " << e.ts_us << " us by cpu " << e.cpu
+          << ", which is in an idle state";
+      EXPECT_EQ(e.comm, "migration/" + std::to_string(e.target_cpu));
+      waker[e.target_cpu] = e.cpu;
+    } else if (e.name == "sched_wakeup" && stopper_pid(e.pid)) {
+      EXPECT_EQ(waker.count(e.target_cpu), 1u) << "sched_wakeup without sched_waking";
+      if (waker.count(e.target_cpu) == 0) continue;
+      const int from = waker[e.target_cpu];
+      waker.erase(e.target_cpu);
+      if (share_llc(from, e.target_cpu)) {
+        EXPECT_EQ(e.cpu, from) << e.ts_us;
+        EXPECT_EQ(e.flags.substr(0, 4), "d..4") << e.ts_us;
+      } else {
+        EXPECT_EQ(e.cpu, e.target_cpu) << e.ts_us;
+        EXPECT_EQ(e.flags.substr(0, 4), "d.h4") << e.ts_us;  // sched_ttwu_pending in the IPI
+      }
+    } else if (e.name == "sched_switch" && stopper_pid(e.next_pid)) {
+      EXPECT_EQ(waker.count(e.cpu), 0u) << "migration/" << e.cpu << " runs before its wakeup";
+      EXPECT_EQ(e.next_comm, "migration/" + std::to_string(e.cpu));
+      EXPECT_EQ(e.prev_state, e.prev_pid == 0 ? "R" : "R+");
+      EXPECT_EQ(e.next_pid, 4194303 - e.cpu);
+      in = 1;
+      ++runs;
+    } else if (e.name == "sched_switch" && stopper_pid(e.prev_pid)) {
+      EXPECT_EQ(in, 1);
+      EXPECT_EQ(e.prev_state, "S");
+      in = 0;
+    } else if (in) {
+      EXPECT_EQ(e.name, "sched_migrate_task");  // nothing else runs in the stopper here
+      EXPECT_EQ(e.common_pid, 4194303 - e.cpu);
+      EXPECT_EQ(e.orig_cpu, e.cpu);
+    }
+  }
+  return runs;
+}
+
 // The switches of both files are the same, CPU by CPU.
 void check_same_switches(const std::vector<Event>& a, const std::vector<Event>& b, int nr_cpus) {
   for (int cpu = 0; cpu < nr_cpus; ++cpu) {
@@ -338,29 +394,7 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   const std::vector<Event> tsw = switches(text);
   EXPECT_EQ(count_if_next_task(tsw), context_switches);
   check_switch_consistency(tsw, nr_cpus, true);
-  // Active balances run the stopper as the kernel does: woken (sched_waking, sched_wakeup),
-  // it preempts the running task ("R+"), migrates one task as migration/N, and sleeps ("S").
-  std::size_t stopper_runs = 0;
-  std::vector<int> in_stopper(static_cast<std::size_t>(nr_cpus), 0);
-  for (const Event& e : text) {
-    int& in = in_stopper[static_cast<std::size_t>(e.cpu)];
-    if (e.name == "sched_switch" && stopper_pid(e.next_pid)) {
-      EXPECT_EQ(e.next_comm, "migration/" + std::to_string(e.cpu));
-      EXPECT_EQ(e.prev_state, e.prev_pid == 0 ? "R" : "R+");
-      EXPECT_EQ(e.next_pid, 4194303 - e.cpu);
-      in = 1;
-      ++stopper_runs;
-    } else if (e.name == "sched_switch" && stopper_pid(e.prev_pid)) {
-      EXPECT_EQ(in, 1);
-      EXPECT_EQ(e.prev_state, "S");
-      in = 0;
-    } else if (in) {
-      EXPECT_EQ(e.name, "sched_migrate_task");  // nothing else runs in the stopper here
-      EXPECT_EQ(e.common_pid, 4194303 - e.cpu);
-      EXPECT_EQ(e.orig_cpu, e.cpu);
-    }
-  }
-  EXPECT_GT(stopper_runs, 0u);
+  EXPECT_GT(check_stopper_runs(text, nr_cpus, [](int, int) { return true; }), 0u);
   // 8 cfs_thread + 5 idle_thread, all forked at the start; none exits within the 5 s.
   EXPECT_EQ(count_named(text, "sched_wakeup_new"), 13u);
   EXPECT_EQ(count_named(text, "sched_process_exit"), 0u);
@@ -414,6 +448,37 @@ TEST(CliTrace, RtAppTracesMatchTheRunAndLeaveResultsUnchanged) {
   EXPECT_FALSE(pb.samples["cpu0 util_avg"].empty());
   EXPECT_FALSE(pb.samples["cpu7 load_avg"].empty());
   fs::remove_all(d);
+}
+
+// xeon-2s-88 has an LLC per socket (CPUs 0-21 and 44-65, 22-43 and 66-87): its active
+// balances wake stoppers both within an LLC and across, from busy and idle balancers.
+TEST(CliTrace, AnActiveBalanceWakesTheStopperFromTheBalancingCpu) {
+  fs::path d = tmpdir("stopper");
+  Result r = run("rt-app " + kSchedIdle + " --machine xeon-2s-88 --kernel v5.4 --logdir " +
+                     (d / "logs").string() + " --ftrace " + (d / "t.txt").string(),
+                 d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<Event> text = parse_ftrace(slurp(d / "t.txt"), 88);
+  const auto socket = [](int cpu) { return cpu % 44 / 22; };
+  std::size_t across = 0;
+  for (const Event& e : text)
+    across += e.name == "sched_wakeup" && stopper_pid(e.pid) && e.cpu == e.target_cpu;
+  EXPECT_GT(check_stopper_runs(text, 88, [&](int a, int b) { return socket(a) == socket(b); }), 4u);
+  EXPECT_GT(across, 0u);  // some across sockets, through the IPI
+
+  // A stopper's comm selects its events, as a task's does, and is no unknown comm.
+  Result one = run("rt-app " + kSchedIdle + " --machine xeon-2s-88 --kernel v5.4 --logdir " +
+                       (d / "logs2").string() + " --ftrace " + (d / "m.txt").string() +
+                       " --trace-comm migration/22",
+                   d);
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.err, "");
+  const std::vector<Event> sel = parse_ftrace(slurp(d / "m.txt"), 88);
+  EXPECT_GT(sel.size(), 0u);
+  for (const Event& e : sel)
+    EXPECT_TRUE(e.comm == "migration/22" || e.prev_comm == "migration/22" ||
+                e.next_comm == "migration/22")
+        << e.name << " at " << e.ts_us;
 }
 
 TEST(CliTrace, MessagingTracesForksExitsAndEverySwitch) {

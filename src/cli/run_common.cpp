@@ -459,7 +459,10 @@ void TraceOutputs::warn_empty_selection(const kernel::Kernel& k) const {
   std::sort(all.begin(), all.end());
   all.erase(std::unique(all.begin(), all.end()), all.end());
   for (const std::string& c : m.selection.comms) {
-    if (std::binary_search(all.begin(), all.end(), c) || c.rfind("swapper/", 0) == 0) continue;
+    // Each CPU's idle task and stopper are there whether or not a task's comm matches.
+    if (std::binary_search(all.begin(), all.end(), c) || c.rfind("swapper/", 0) == 0 ||
+        c.rfind("migration/", 0) == 0)
+      continue;
     const std::size_t shown = std::min<std::size_t>(all.size(), 8);
     fmt::print(stderr,
                "schedtwin: warning: --trace-comm {}: no task of the run has this comm (they are "

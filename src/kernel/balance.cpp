@@ -863,7 +863,7 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
             active_balance = true;
           }
           if (active_balance) {
-            trace_stopper_wakeup(this_cpu, busiest_cpu);
+            trace_stopper_wakeup(busiest_cpu);
             kick_cpu(busiest_cpu);  // stop_one_cpu_nowait wakes the stopper
           }
           sd.nr_balance_failed = static_cast<unsigned>(lvl.cache_nice_tries + 1);

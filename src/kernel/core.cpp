@@ -1020,11 +1020,13 @@ void KernelImpl::trace_switch(int cpu, TaskId prev, SwitchState prev_state, Task
   trace_->pelt_cpu(now_, cpu, c.util_avg, c.runnable_avg, c.load_avg);
 }
 
-// stop_one_cpu_nowait from `this_cpu` wakes the stopper of `cpu` (cpu_stop_queue_work →
-// wake_up_q, v5.4): sched_waking here; sched_wakeup here too when the CPUs share the LLC,
-// else when the IPI of ttwu_queue's wake list arrives (trace_stopper_in).
-void KernelImpl::trace_stopper_wakeup(int this_cpu, int cpu) {
+// stop_one_cpu_nowait wakes the stopper of `cpu` (cpu_stop_queue_work → wake_up_q, v5.4)
+// from the executing CPU — for a NOHZ idle balance the idle load balancer, not the idle CPU
+// it balances for: sched_waking there; sched_wakeup there too when the two CPUs share the
+// LLC, else when the IPI of ttwu_queue's wake list arrives (trace_stopper_in).
+void KernelImpl::trace_stopper_wakeup(int cpu) {
   if (!trace_) return;
+  const int this_cpu = this_cpu_;
   const TaskId stopper = stopper_task(cpu);
   trace_->sched_waking(now_, this_cpu, stopper, cpu);
   Rq& rq = cpu_rq(cpu);
@@ -1040,7 +1042,12 @@ void KernelImpl::trace_stopper_in(int cpu) {
   Rq& rq = cpu_rq(cpu);
   if (!trace_ || rq.stopper_trace == Rq::StopperTrace::Running) return;
   const TaskId stopper = stopper_task(cpu);
-  if (rq.stopper_trace != Rq::StopperTrace::Woken) trace_->sched_wakeup(now_, cpu, stopper, cpu);
+  if (rq.stopper_trace != Rq::StopperTrace::Woken) {
+    const bool saved = in_hardirq_;
+    in_hardirq_ = true;  // sched_ttwu_pending in the IPI
+    trace_->sched_wakeup(now_, cpu, stopper, cpu);
+    in_hardirq_ = saved;
+  }
   rq.stopper_trace = Rq::StopperTrace::None;
   const TaskId prev = rq.curr;
   trace_switch(cpu, prev, prev == kNoTask ? SwitchState::Running : SwitchState::Preempted, stopper);

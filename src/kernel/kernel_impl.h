@@ -304,7 +304,7 @@ class KernelImpl {
   void enter_idle(int cpu);
   void tick_nohz_idle_stop_tick(int cpu, bool stop_tick);
   void trace_switch(int cpu, TaskId prev, SwitchState prev_state, TaskId next);
-  void trace_stopper_wakeup(int this_cpu, int cpu);
+  void trace_stopper_wakeup(int cpu);
   void trace_stopper_in(int cpu);
   void trace_stopper_out(int cpu);
   void start_idle_exit(int cpu, Time delay);
