@@ -84,7 +84,10 @@ CLI::Validator range(T lo, T hi) {
   return CLI::Validator(
       [lo, hi](std::string& v) -> std::string {
         T x{};
-        if (CLI::detail::lexical_cast(v, x) && !(x < lo) && !(hi < x)) return {};
+        // x >= lo && x <= hi refuses NaN too; strtod's hexadecimal ("0x10") is no number a
+        // user means.
+        const bool hex = v.find_first_of("xX") != std::string::npos;
+        if (!hex && CLI::detail::lexical_cast(v, x) && x >= lo && x <= hi) return {};
         return fmt::format("expected {} in [{}, {}], got '{}'",
                            integral ? "an integer" : "a number", lo, hi, v);
       },
