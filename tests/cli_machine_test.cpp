@@ -77,8 +77,9 @@ TEST(CliMachine, ShowIsHumanReadable) {
 }
 
 // --tunables adds each CPU's domains as the release shows them. xeon-e5-2650v4 (2 nodes of one
-// 24-CPU LLC): the NUMA domain spans two LLCs, so v6.0 allows an imbalance of 2 tasks
-// (imb_numa_nr = the LLCs it spans); v5.7 has no imb_numa_nr. Flag values worked out by hand
+// 24-CPU LLC): v6.0's imb_numa_nr is set while the node's DIE level still exists (it spans
+// one LLC: 24 >> 3 = 3) and NUMA inherits it (48 / 48 = 1 time), so 3, not the 2 LLCs the
+// NUMA domain spans; v5.7 has no imb_numa_nr. Flag values worked out by hand
 // from each release's headers: v5.7 (topology.h) LOAD_BALANCE 0x1 + NEWIDLE 0x2 + EXEC 0x4 +
 // FORK 0x8 + WAKE_AFFINE 0x20 + SERIALIZE 0x400 + OVERLAP 0x2000 + NUMA 0x4000 = 25647;
 // v6.0 (sd_flags.h, with ASYM_CPUCAPACITY_FULL at bit 6) NEWIDLE 1 + EXEC 2 + FORK 4 +
@@ -91,7 +92,7 @@ TEST(CliMachine, DomainsTunablesGiveTheReleasesFlagsAndImbNumaNr) {
   EXPECT_NE(r.out.find("\ncpu0 domain2 NUMA: min_interval=48 max_interval=96 busy_factor=16 "
                        "imbalance_pct=117 cache_nice_tries=2 flags=12823 (SD_BALANCE_NEWIDLE "
                        "SD_BALANCE_EXEC SD_BALANCE_FORK SD_WAKE_AFFINE SD_SERIALIZE SD_OVERLAP "
-                       "SD_NUMA) imb_numa_nr=2\n"),
+                       "SD_NUMA) imb_numa_nr=3\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\ncpu0 domain0 SMT: min_interval=2 max_interval=4 busy_factor=16 "

@@ -93,8 +93,8 @@ TEST(Balance, AnLlcWithSpareCapacityIsStillTheBusiestGroupForAnIdleLlc) {
 //   v5.17: allow_numa_imbalance(busiest's tasks, busiest's weight 8): only while it runs
 //          fewer than 2, so N=2 moves one (2 >> 1 = 1) as N=3 does.
 //   v6.0:  the whole difference goes through adjust_numa_imbalance(local + 1 = 1,
-//          imb_numa_nr 2) and is halved after: N=2 gives 2, at most NUMA_IMBALANCE_MIN,
-//          so 0; N=3 gives 3, halved to 1.
+//          imb_numa_nr 1: 12.5 % of the node's one LLC, at least 1) and is halved after:
+//          N=2 gives 2, at most NUMA_IMBALANCE_MIN, so 0; N=3 gives 3, halved to 1.
 // Then 2 against 1 is balanced: the local node has at most one idle CPU more.
 TEST(Balance, TheNumaAllowanceOfPeriodicBalancingFollowsTheProfile) {
   struct Case {

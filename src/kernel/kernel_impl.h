@@ -278,7 +278,8 @@ class KernelImpl {
   void handle_timer_irq(int cpu, TaskId t);
   void ttwu_queue(TaskId p, int cpu, unsigned wake_flags);
   void ttwu_stat(int cpu);
-  void set_imb_numa_nr(Rq& rq);
+  struct BuiltDomain;
+  void set_imb_numa_nr(Rq& rq, const std::vector<BuiltDomain>& built);
   bool allow_numa_imbalance(unsigned dst_running, unsigned dst_weight, const SchedDomain& sd) const;
   long adjust_numa_imbalance(long imbalance, unsigned dst_running, unsigned dst_weight,
                              const SchedDomain& sd) const;

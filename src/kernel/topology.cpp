@@ -25,6 +25,14 @@ struct LevelSpec {
 
 }  // namespace
 
+// One domain of a CPU as build_sched_domains builds it, before cpu_attach_domain drops the
+// degenerate ones: its weight, its topology flags and where it ended up in rq.sd (-1: dropped).
+struct KernelImpl::BuiltDomain {
+  unsigned weight;
+  unsigned flags;
+  int sd_index;
+};
+
 void KernelImpl::build_sched_domains() {
   const int n = nr_cpus();
   std::vector<LevelSpec> specs;
@@ -75,8 +83,12 @@ void KernelImpl::build_sched_domains() {
     Rq& rq = cpu_rq(cpu);
     rq.sd.clear();
     std::vector<int> prev_span;
+    std::vector<BuiltDomain> built;
     for (size_t si = 0; si < specs.size(); ++si) {
       std::vector<int> span = span_of(specs[si], cpu);
+      // build_sched_domains stops at the first level that spans every CPU.
+      if (built.empty() || built.back().weight != static_cast<unsigned>(n))
+        built.push_back({static_cast<unsigned>(span.size()), specs[si].topo_flags, -1});
       if (span == prev_span) continue;  // degenerate: same span as the child
       if (span.size() == 1) {
         prev_span = span;
@@ -128,6 +140,7 @@ void KernelImpl::build_sched_domains() {
       SchedDomain sd;
       sd.level_id = id;
       sd.balance_interval = static_cast<unsigned>(levels_[id].span.size());
+      built.back().sd_index = static_cast<int>(rq.sd.size());
       rq.sd.push_back(sd);
       prev_span = span;
     }
@@ -135,7 +148,7 @@ void KernelImpl::build_sched_domains() {
       rq.sd[k].child = k == 0 ? -1 : static_cast<int>(k) - 1;
       rq.sd[k].parent = k + 1 < rq.sd.size() ? static_cast<int>(k) + 1 : -1;
     }
-    set_imb_numa_nr(rq);
+    set_imb_numa_nr(rq, built);
     for (size_t k = 0; k < rq.sd.size(); ++k) {
       if (k == lb_stats_.by_domain.size()) lb_stats_.by_domain.emplace_back();
       std::string& names = lb_stats_.by_domain[k].level;
@@ -231,35 +244,35 @@ std::string cpulist(const std::vector<int>& cpus) {
 
 }  // namespace
 
-// imb_numa_nr (build_sched_domains, topology.c v5.19 with 026b98a93bbd): the first domain
-// above the LLC allows an imbalance of as many tasks as it spans LLCs (12.5 % of its CPUs
-// when it spans one); each domain above it allows that times how many first-NUMA-domain
-// spans it covers. Domains up to the LLC get 0. Used by profiles v5.19 and later.
-void KernelImpl::set_imb_numa_nr(Rq& rq) {
+// imb_numa_nr (build_sched_domains, topology.c v5.19 with 026b98a93bbd; unchanged to v6.6):
+// the first domain above the LLC allows an imbalance of as many tasks as it spans LLCs (12.5 %
+// of its CPUs when it spans one); each domain above it allows that times how many
+// first-NUMA-domain spans it covers. Domains up to the LLC get 0. The kernel computes it on
+// the domains as built, before cpu_attach_domain drops the degenerate ones: with one LLC per
+// node the DIE level, which spans that LLC, is the first above it (one LLC: 12.5 % of the
+// node), and NUMA inherits that, not its own count of LLCs. Used by profiles v5.19 and later.
+void KernelImpl::set_imb_numa_nr(Rq& rq, const std::vector<BuiltDomain>& built) {
   if (prof_.version < 518) return;  // the field came with e496132ebedd (v5.18)
   unsigned imb = 0, imb_span = 1;
-  for (size_t k = 0; k < rq.sd.size(); ++k) {
-    SchedDomain& sd = rq.sd[k];
-    const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
-    const unsigned weight = static_cast<unsigned>(lvl.span.size());
-    const DomainLevel* child =
-        sd.child >= 0 ? &levels_[static_cast<size_t>(rq.sd[static_cast<size_t>(sd.child)].level_id)]
-                      : nullptr;
-    if (!(lvl.flags & SD_SHARE_PKG_RESOURCES) && child && (child->flags & SD_SHARE_PKG_RESOURCES)) {
-      const unsigned nr_llcs = weight / static_cast<unsigned>(child->span.size());
-      imb = std::max(1u, nr_llcs == 1 ? weight >> 3 : nr_llcs);
-      sd.imb_numa_nr = imb;
-      imb_span = weight;
-      for (size_t up = k + 1; up < rq.sd.size(); ++up) {
-        const DomainLevel& top = levels_[static_cast<size_t>(rq.sd[up].level_id)];
-        if (top.flags & SD_NUMA) {
-          imb_span = static_cast<unsigned>(top.span.size());
+  for (size_t k = 0; k < built.size(); ++k) {
+    const BuiltDomain& sd = built[k];
+    const BuiltDomain* child = k > 0 ? &built[k - 1] : nullptr;
+    unsigned value;
+    if (!(sd.flags & SD_SHARE_PKG_RESOURCES) && child && (child->flags & SD_SHARE_PKG_RESOURCES)) {
+      const unsigned nr_llcs = sd.weight / child->weight;
+      imb = std::max(1u, nr_llcs == 1 ? sd.weight >> 3 : nr_llcs);
+      value = imb;
+      imb_span = sd.weight;
+      for (size_t up = k + 1; up < built.size(); ++up) {
+        if (built[up].flags & SD_NUMA) {
+          imb_span = built[up].weight;
           break;
         }
       }
     } else {
-      sd.imb_numa_nr = imb * std::max(1u, weight / imb_span);
+      value = imb * std::max(1u, sd.weight / imb_span);
     }
+    if (sd.sd_index >= 0) rq.sd[static_cast<size_t>(sd.sd_index)].imb_numa_nr = value;
   }
 }
 
