@@ -98,6 +98,22 @@ TEST(CliRtApp, ATaskSetOnStandardInput) {
   fs::remove_all(d);
 }
 
+// Found by fresh-user trial 11: a task set without "duration" whose threads all end ran on to
+// 60 s simulated. rt-app joins its threads and exits: the run ends within a millisecond of
+// the last exit. One thread of 5 loops of 1 ms run and 1 ms sleep ends at about 10 ms.
+TEST(CliRtApp, WithoutDurationTheRunEndsWithItsThreads) {
+  fs::path d = tmpdir("ends");
+  std::ofstream(d / "fin.json") << R"({"tasks": {"t": {"loop": 5, "run": 1000, "sleep": 1000}}})";
+  Result r = run("rt-app " + (d / "fin.json").string() + " --json " + (d / "out.json").string(), d);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // no warning: every thread ended
+  const double sim = json::parse(slurp(d / "out.json"))["sim_time_s"].get<double>();
+  EXPECT_GE(sim, 0.010);
+  EXPECT_LE(sim, 0.012);
+  EXPECT_NE(r.out.find(": 0.011 s simulated"), std::string::npos) << r.out;
+  fs::remove_all(d);
+}
+
 // Found by a fresh-user trial: util_min and nodes_membind were accepted without a word while
 // dl-runtime is refused. A key rt-app acts on but the model cannot is named once, by place.
 TEST(CliRtApp, KeysWithoutEffectAreNamedOnce) {

@@ -260,7 +260,15 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
       write_logs ? workload::rtapp::RowDetail::Full : workload::rtapp::RowDetail::SummaryOnly);
   Time end = runner.end_time();
   if (o.duration_s > 0) end = k.now() + static_cast<Time>(o.duration_s * 1e9);
-  k.run_until(end == kTimeNever ? kMaxUnboundedRun : end);
+  if (end != kTimeNever) {
+    k.run_until(end);
+  } else {
+    // No duration: rt-app joins its threads and exits once they end. In steps of a
+    // millisecond, so that the run (and what --schedstat and --lb-stats count) ends within
+    // 1 ms of the last thread's exit; at most kMaxUnboundedRun.
+    while (!runner.all_exited() && k.now() < kMaxUnboundedRun)
+      k.run_until(std::min<Time>(kMaxUnboundedRun, k.now() + kNsPerMs));
+  }
   if (end == kTimeNever) warn_unfinished(o, taskset, runner);
   for (const std::string& d : runner.self_deadlocks())
     say_note(o, fmt::format("schedtwin: warning: {}: {}\n", taskset, d));

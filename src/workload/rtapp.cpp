@@ -581,6 +581,7 @@ struct Runner::Impl : kernel::TaskBody {
   };
 
   std::vector<Thread> threads;      // by idx; reserved once, never reallocated
+  std::size_t nr_exited = 0;
   std::vector<int> thread_of_task;  // TaskId -> idx (-1: not an rt-app thread)
   // Per task (index in cfg.tasks): its unique timers (Config::timers indices) in first use
   // order; each of its threads has their next expiries at unique_timer_next[timer_slot + i].
@@ -752,6 +753,7 @@ struct Runner::Impl : kernel::TaskBody {
         }
         if (!advance_iteration(t, now)) {
           t.exited = true;
+          ++nr_exited;
           return Step::exit();
         }
         continue;
@@ -970,6 +972,7 @@ std::vector<ThreadResult> Runner::results() const {
 }
 
 int Runner::nr_threads() const { return static_cast<int>(impl_->threads.size()); }
+bool Runner::all_exited() const { return impl_->nr_exited == impl_->threads.size(); }
 
 std::string Runner::thread_wait(int idx) const {
   const Impl::Thread& t = impl_->thread(idx);

@@ -151,6 +151,7 @@ class Runner {
   // Thread by thread without copying every row (idx 0 .. nr_threads() - 1, numbered across
   // tasks in file order):
   int nr_threads() const;
+  bool all_exited() const;  // every thread has ended (its loops are done)
   // "" once thread idx has ended; else what it was last doing: "lock", "wait" (a condition),
   // "barrier" or "suspend" when it sleeps on one of those, "running" otherwise (running,
   // runnable, or in a timer, sleep or delay that will end).
