@@ -738,6 +738,22 @@ TEST(RtAppRun, BarriersAsInTutorialExample7) {
   EXPECT_EQ(t1.size(), 546u);
 }
 
+// rt-app's thread_body: every thread waits at threads_barrier before its first loop, and the
+// last to arrive wakes the others. Two threads of one 1 ms run on one CPU with zero costs:
+// the first to run blocks at the barrier at 0; the second arrives and wakes it, still at 0.
+// Exactly one wakeup, and both loops start at 0 and share the CPU: 2 ms of work in 2 ms.
+TEST(RtAppRun, ThreadsWaitForEachOtherBeforeTheirFirstLoop) {
+  Sim s(R"({"tasks": {"a": {"loop": 1, "run": 1000}, "b": {"loop": 1, "run": 1000}}})",
+        testutil::flat_machine(1, 1));
+  EXPECT_EQ(s.run.thread_sched_stats(0).nr_wakeups + s.run.thread_sched_stats(1).nr_wakeups, 1u);
+  const auto a = s.rows(0), b = s.rows(1);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0].start, 0u);
+  EXPECT_EQ(b[0].start, 0u);
+  EXPECT_EQ(std::max(a[0].end, b[0].end), 2000u);
+}
+
 // lock/wait/unlock against lock/signal/unlock (two CPUs):
 //  w: locks m, waits on c (releasing m) at 0;
 //  s: delay 500 (wakes 550; its first row starts there, as rt-app sleeps the delay before

@@ -526,7 +526,12 @@ struct Runner::Impl : kernel::TaskBody {
   const Config& cfg;
   kernel::Kernel& k;
   const RowDetail detail;
-  Time t_zero = 0;
+  Time t_zero = 0;  // main's start: what rel_st and duration count from
+  // rt-app's t_zero, the first thread's start: its timers and delays count from it.
+  Time t_ref = 0;
+  // The start barrier every thread passes before its first loop (threads_barrier).
+  std::size_t start_arrived = 0;
+  std::vector<TaskId> start_waiters;
   std::vector<Mutex> mutexes;
   std::vector<std::vector<TaskId>> cond_waiters;
   std::vector<std::vector<TaskId>> barrier_waiters;
@@ -549,7 +554,8 @@ struct Runner::Impl : kernel::TaskBody {
     Suspend,
     Yield,
     Overhead,
-    Delay
+    Delay,
+    Start
   };
 
   // One rt-app thread; a run may have 100 000 of them, hence the 32-bit positions and the
@@ -602,7 +608,7 @@ struct Runner::Impl : kernel::TaskBody {
   }
 
   // When the thread's loop starts: its unique and shared timers count from here.
-  Time t_first(const Thread& t) const { return t_zero + t.d->delay_us * kNsPerUs; }
+  Time t_first(const Thread& t) const { return t_ref + t.d->delay_us * kNsPerUs; }
 
   Time& unique_timer(const Thread& t, int res) {
     const std::vector<int>& ids = unique_timers[task_index(t)];
@@ -703,10 +709,26 @@ struct Runner::Impl : kernel::TaskBody {
   }
 
   Step step(Thread& t, TaskId self, Time now) {
-    if (!t.started) {
-      t.started = true;
-      // rt-app's thread_body sleeps the delay before its loop: the first row starts after it.
-      if (t.d->delay_us > 0) {
+    if (!t.started || t.waiting == Wait::Start) {
+      if (!t.started) {
+        t.started = true;
+        // thread_body (rt-app master): the first thread reads t_zero; every thread then waits
+        // at threads_barrier, whose last arrival wakes the others (glibc's futex wake, in
+        // arrival order).
+        if (&t == &threads.front()) t_ref = now;
+        if (++start_arrived < threads.size()) {
+          t.waiting = Wait::Start;
+          start_waiters.push_back(self);
+          return Step::block();
+        }
+        std::vector<TaskId> waiters;
+        waiters.swap(start_waiters);
+        for (TaskId w : waiters) wake(w);
+      }
+      t.waiting = Wait::None;
+      // Then it sleeps until t_zero + delay (clock_nanosleep, TIMER_ABSTIME: not at all once
+      // that has passed): the first row starts after it.
+      if (t.d->delay_us > 0 && t_first(t) > now) {
         t.waiting = Wait::Delay;
         k.arm_timer(self, t_first(t));
         return Step::block();
@@ -984,6 +1006,7 @@ std::string Runner::thread_wait(int idx) const {
     case Impl::Wait::CondWait:
       return "wait";
     case Impl::Wait::Barrier:
+    case Impl::Wait::Start:
       return "barrier";
     case Impl::Wait::Suspend:
       return "suspend";
