@@ -268,8 +268,8 @@ RtAppOutcome run_rtapp_config(const CommonOptions& o, const workload::rtapp::Con
     // 1 ms of the last thread's exit; at most kMaxUnboundedRun.
     while (!runner.all_exited() && k.now() < kMaxUnboundedRun)
       k.run_until(std::min<Time>(kMaxUnboundedRun, k.now() + kNsPerMs));
+    warn_unfinished(o, taskset, runner);
   }
-  if (end == kTimeNever) warn_unfinished(o, taskset, runner);
   for (const std::string& d : runner.self_deadlocks())
     say_note(o, fmt::format("schedtwin: warning: {}: {}\n", taskset, d));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

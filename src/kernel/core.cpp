@@ -1029,11 +1029,9 @@ void KernelImpl::trace_stopper_wakeup(int cpu) {
   const int this_cpu = this_cpu_;
   const TaskId stopper = stopper_task(cpu);
   trace_->sched_waking(now_, this_cpu, stopper, cpu);
-  Rq& rq = cpu_rq(cpu);
-  rq.stopper_trace = Rq::StopperTrace::Waking;
   if (!cpus_share_cache(this_cpu, cpu)) return;
   trace_->sched_wakeup(now_, this_cpu, stopper, cpu);
-  rq.stopper_trace = Rq::StopperTrace::Woken;
+  cpu_rq(cpu).stopper_trace = Rq::StopperTrace::Woken;
 }
 
 // The stopper preempts what runs on `cpu` ("R+"; the idle task leaves in "R"). The switch

@@ -303,9 +303,9 @@ struct alignas(64) Rq {
   // Active balance: the stopper of this CPU pushes its running task to push_cpu.
   bool active_balance = false;
   int push_cpu = -1;
-  // Traces only: where the stopper is in its sched_waking / sched_wakeup / sched_switch
-  // sequence (nothing the simulation reads).
-  enum class StopperTrace : std::uint8_t { None, Waking, Woken, Running };
+  // Traces only: where the stopper is in its sched_wakeup / sched_switch sequence (nothing
+  // the simulation reads). Woken: its sched_wakeup is out; Running: switched in.
+  enum class StopperTrace : std::uint8_t { None, Woken, Running };
   StopperTrace stopper_trace = StopperTrace::None;
   // NOHZ
   bool nohz_tick_stopped = false;
