@@ -24,6 +24,11 @@
 //                           model charges the waker; not charged here). State the search
 //                           updates (has_idle_cores, avg_scan_cost) is kept between calls,
 //                           as back-to-back wakeups with no CPU changing state would see it.
+//  BM_KernelSetup/C         kernels set up per second (items: CPUs per second) on a machine of
+//                           2 packages x C/4 cores x SMT2, one LLC per package (xeon-2s-88's
+//                           figures, v5.4): run queues, sched domains and groups
+//                           (build_sched_domains), idle and NOHZ state, what every run pays
+//                           before its first event. The MC level has C/4 groups on each CPU.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -68,6 +73,18 @@ machine::Machine llc112_machine() {
     j["topology"]["packages"] = 1;
     j["topology"]["cores_per_package"] = 56;
     j["numa_distance"]["matrix"] = nlohmann::json::array({nlohmann::json::array({10})});
+    return machine::from_json(j, "micro_bench");
+  }
+  throw std::runtime_error("preset xeon-2s-88 is not compiled in");
+}
+
+// xeon-2s-88 with `cores` cores per package (two packages, SMT2, one node each).
+machine::Machine two_socket_machine(int cores) {
+  for (const auto& [stem, text] : machine::embedded_presets()) {
+    if (stem != "xeon-2s-88") continue;
+    nlohmann::json j = nlohmann::json::parse(text);
+    j["name"] = "bench-2s-smt2";
+    j["topology"]["cores_per_package"] = cores;
     return machine::from_json(j, "micro_bench");
   }
   throw std::runtime_error("preset xeon-2s-88 is not compiled in");
@@ -211,3 +228,21 @@ static void BM_SelectIdleSibling(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(probes), benchmark::Counter::kAvgIterations);
 }
 BENCHMARK(BM_SelectIdleSibling)->ArgName("busy")->Arg(28)->Arg(84)->Arg(111)->Arg(112);
+
+static void BM_KernelSetup(benchmark::State& state) {
+  const int cpus = static_cast<int>(state.range(0));
+  const machine::Machine m = two_socket_machine(cpus / 4);
+  kernel::Config c;
+  c.profile = kernel::make_profile("v5.4");
+  for (auto _ : state) {
+    kernel::KernelImpl k(m, c);
+    benchmark::DoNotOptimize(k.nr_cpus());
+  }
+  state.SetItemsProcessed(state.iterations() * cpus);
+}
+BENCHMARK(BM_KernelSetup)
+    ->ArgName("cpus")
+    ->Arg(88)
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond);

@@ -56,9 +56,15 @@ void KernelImpl::build_sched_domains() {
       if (o.llc == c.llc && o.cluster != c.cluster) return false;
     return true;
   };
-  auto span_of = [&](const LevelSpec& s, int cpu) {
+  // What a CPU's span at a level depends on: its core, cluster, LLC or node.
+  auto span_key = [&](const LevelSpec& s, const machine::Cpu& c) -> long {
+    if (s.name == "SMT") return c.core;
+    if (s.name == "CLS") return cluster_holds_llc(c) ? 2L * c.core : 2L * c.cluster + 1;
+    if (s.name == "MC") return c.llc;
+    return c.node;  // DIE, NUMA
+  };
+  auto compute_span = [&](const LevelSpec& s, const machine::Cpu& c) {
     std::vector<int> span;
-    const machine::Cpu& c = m_.cpus[cpu];
     const bool cls_is_smt = s.name == "CLS" && cluster_holds_llc(c);
     for (const machine::Cpu& o : m_.cpus) {
       bool in = false;
@@ -76,25 +82,56 @@ void KernelImpl::build_sched_domains() {
     }
     return span;
   };
+  // Every CPU's span at every level, each distinct span computed once: build_sched_groups
+  // below asks for the child span of every CPU of every domain, which on a machine of
+  // thousands of CPUs would otherwise walk all CPUs millions of times. Span ids are unique per
+  // content within a level.
+  struct LevelSpans {
+    std::vector<int> of_cpu;  // span id
+    std::vector<std::vector<int>> spans;
+  };
+  std::vector<LevelSpans> spans(specs.size());
+  for (size_t si = 0; si < specs.size(); ++si) {
+    LevelSpans& ls = spans[si];
+    ls.of_cpu.assign(static_cast<size_t>(n), -1);
+    std::map<long, int> by_key;
+    std::map<std::vector<int>, int> by_content;
+    for (int cpu = 0; cpu < n; ++cpu) {
+      const machine::Cpu& c = m_.cpus[static_cast<size_t>(cpu)];
+      const long key = span_key(specs[si], c);
+      auto it = by_key.find(key);
+      if (it == by_key.end()) {
+        std::vector<int> span = compute_span(specs[si], c);
+        auto [content, fresh] = by_content.emplace(span, static_cast<int>(ls.spans.size()));
+        if (fresh) ls.spans.push_back(std::move(span));
+        it = by_key.emplace(key, content->second).first;
+      }
+      ls.of_cpu[static_cast<size_t>(cpu)] = it->second;
+    }
+  }
+  auto span_id = [&](size_t si, int cpu) { return spans[si].of_cpu[static_cast<size_t>(cpu)]; };
+  auto span_of = [&](size_t si, int cpu) -> const std::vector<int>& {
+    return spans[si].spans[static_cast<size_t>(span_id(si, cpu))];
+  };
 
-  // Unique levels keyed by (spec index, span).
-  std::map<std::pair<size_t, std::vector<int>>, int> level_ids;
+  // Unique levels keyed by (spec index, span id).
+  std::map<std::pair<size_t, int>, int> level_ids;
   for (int cpu = 0; cpu < n; ++cpu) {
     Rq& rq = cpu_rq(cpu);
     rq.sd.clear();
-    std::vector<int> prev_span;
+    const std::vector<int>* prev_span = nullptr;
     std::vector<BuiltDomain> built;
     for (size_t si = 0; si < specs.size(); ++si) {
-      std::vector<int> span = span_of(specs[si], cpu);
+      const std::vector<int>& span = span_of(si, cpu);
       // build_sched_domains stops at the first level that spans every CPU.
       if (built.empty() || built.back().weight != static_cast<unsigned>(n))
         built.push_back({static_cast<unsigned>(span.size()), specs[si].topo_flags, -1});
-      if (span == prev_span) continue;  // degenerate: same span as the child
+      if (prev_span && span == *prev_span) continue;  // degenerate: same span as the child
       if (span.size() == 1) {
-        prev_span = span;
+        prev_span = &span;
         continue;  // sd_degenerate: a one-CPU domain has nothing to balance
       }
-      auto key = std::make_pair(si, span);
+      auto key = std::make_pair(si, span_id(si, cpu));
       auto it = level_ids.find(key);
       int id;
       if (it == level_ids.end()) {
@@ -142,7 +179,7 @@ void KernelImpl::build_sched_domains() {
       sd.balance_interval = static_cast<unsigned>(levels_[id].span.size());
       built.back().sd_index = static_cast<int>(rq.sd.size());
       rq.sd.push_back(sd);
-      prev_span = span;
+      prev_span = &span;
     }
     for (size_t k = 0; k < rq.sd.size(); ++k) {
       rq.sd[k].child = k == 0 ? -1 : static_cast<int>(k) - 1;
@@ -178,25 +215,32 @@ void KernelImpl::build_sched_domains() {
     group_ids.emplace(std::move(span), id);
     return id;
   };
+  // Group ids by child level and span id (the lowest level's groups are single CPUs).
+  std::vector<std::vector<int>> group_of_span(specs.size());
+  for (size_t si = 0; si < specs.size(); ++si) group_of_span[si].assign(spans[si].spans.size(), -1);
+  std::vector<int> group_of_cpu(static_cast<size_t>(n), -1);
+  std::vector<int> covered(static_cast<size_t>(n), -1);  // the pass that last covered each CPU
+  int pass = 0;
   for (int cpu = 0; cpu < n; ++cpu) {
     Rq& rq = cpu_rq(cpu);
-    for (size_t k = 0; k < rq.sd.size(); ++k) {
+    for (size_t k = 0; k < rq.sd.size(); ++k, ++pass) {
       const std::vector<int>& span = levels_[rq.sd[k].level_id].span;
-      std::vector<bool> covered(static_cast<size_t>(n), false);
+      const int tl = levels_[rq.sd[k].level_id].topology_level;
       size_t start =
           static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
       for (size_t j = 0; j < span.size(); ++j) {
         int i = span[(start + j) % span.size()];
-        if (covered[i]) continue;
+        if (covered[static_cast<size_t>(i)] == pass) continue;
         // CPU i's child domain at the topology level below ours, as built before degenerate
         // domains are removed (build_sched_groups, build_group_from_child_sched_domain):
         // on a machine whose nodes differ in shape CPU i may have kept fewer domains than
         // this CPU, so its remaining ones do not line up with ours.
-        const int tl = levels_[rq.sd[k].level_id].topology_level;
-        const std::vector<int> gspan =
-            tl == 0 ? std::vector<int>{i} : span_of(specs[static_cast<size_t>(tl) - 1], i);
-        for (int c : gspan) covered[c] = true;
-        rq.sd[k].groups.push_back(group_for(gspan));
+        const size_t child = static_cast<size_t>(tl) - 1;
+        int& gid = tl == 0 ? group_of_cpu[static_cast<size_t>(i)]
+                           : group_of_span[child][static_cast<size_t>(span_id(child, i))];
+        if (gid < 0) gid = group_for(tl == 0 ? std::vector<int>{i} : span_of(child, i));
+        for (int c : groups_[static_cast<size_t>(gid)].cpus) covered[static_cast<size_t>(c)] = pass;
+        rq.sd[k].groups.push_back(gid);
       }
     }
     // sd_llc: the highest domain sharing package resources (update_top_cache_domain).
