@@ -1110,8 +1110,9 @@ int KernelImpl::sched_idle_balance(int dst_cpu) {
   }
   size_t start =
       static_cast<size_t>(std::upper_bound(span.begin(), span.end(), dst_cpu) - span.begin());
-  for (size_t k = 0; k < span.size(); ++k) {
-    int src_cpu = span[(start + k) % span.size()];
+  const size_t n = span.size();
+  for (size_t k = 0, i = start % n; k < n; ++k, i = wrap_next(i, n)) {
+    int src_cpu = span[i];
     Rq& src = cpu_rq(src_cpu);
     if (src_cpu == dst_cpu || !src.overloaded) continue;
     ++lb_probes_;

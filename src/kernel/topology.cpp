@@ -228,8 +228,9 @@ void KernelImpl::build_sched_domains() {
       const int tl = levels_[rq.sd[k].level_id].topology_level;
       size_t start =
           static_cast<size_t>(std::lower_bound(span.begin(), span.end(), cpu) - span.begin());
-      for (size_t j = 0; j < span.size(); ++j) {
-        int i = span[(start + j) % span.size()];
+      for (size_t j = 0, at = start % span.size(); j < span.size();
+           ++j, at = wrap_next(at, span.size())) {
+        int i = span[at];
         if (covered[static_cast<size_t>(i)] == pass) continue;
         // CPU i's child domain at the topology level below ours, as built before degenerate
         // domains are removed (build_sched_groups, build_group_from_child_sched_domain):

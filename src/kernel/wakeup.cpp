@@ -112,8 +112,9 @@ int KernelImpl::select_idle_core(Task& p, int target) {
   size_t start =
       static_cast<size_t>(std::lower_bound(span.begin(), span.end(), target) - span.begin());
   int found = kNone;
-  for (size_t k = 0; k < span.size() && found == kNone; ++k) {
-    int core = span[(start + k) % span.size()];
+  const size_t n = span.size();
+  for (size_t k = 0, i = start % n; k < n && found == kNone; ++k, i = wrap_next(i, n)) {
+    int core = span[i];
     if (visited[core] || !p.allowed[core]) continue;
     bool idle = true;
     for (int cpu : smt_siblings(core)) {
@@ -259,8 +260,9 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
   // Up to v5.5 the loop walks the whole LLC and tests the task's affinity after spending
   // budget on the CPU; v5.6 (60588bfa223f) walks only the CPUs the task may use.
   const bool budget_on_disallowed = prof_.version < 506;
-  for (size_t k = 0; k < span.size(); ++k) {
-    int cpu = span[(start + k) % span.size()];
+  const size_t n = span.size();
+  for (size_t k = 0, i = start % n; k < n; ++k, i = wrap_next(i, n)) {
+    int cpu = span[i];
     const bool allowed = p.allowed[cpu];
     if (!allowed && !budget_on_disallowed) {
       if (x) scan += fmt::format(" {} not-allowed", cpu);
