@@ -74,6 +74,22 @@ TEST(CliRun, TwoWorkloadsInTheirGroups) {
   EXPECT_EQ(run_bin("run " + f).out, r.out);
 }
 
+// A workload without a group runs in the root group, named "/" in the text and in --json,
+// as the scenario file may name it.
+TEST(CliRun, TheRootGroupIsSlashInTextAndJson) {
+  std::string f =
+      write_temp("root.json",
+                 R"({"duration_s": 0.05, "workloads": [{"schbench": ["-m", "1", "-t", "1"]},
+                                            {"group": "/", "schbench": ["-m", "1", "-t", "1"]}]})");
+  std::string j = write_temp("root-out.json", "");
+  Result r = run_bin("run " + f + " --json " + j);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("== workload 0: schbench in group \"/\""), std::string::npos) << r.out;
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(j));
+  EXPECT_EQ(doc["workloads"][0]["group"], "/");
+  EXPECT_EQ(doc["workloads"][1]["group"], "/");
+}
+
 TEST(CliRun, BadScenariosGetOneLineWithPosition) {
   struct Case {
     const char* text;

@@ -455,11 +455,12 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
   nlohmann::json j = common_json("run", s, k, wall);
   for (size_t i = 0; i < ws.size(); ++i) {
     Workload& w = ws[i];
-    text += fmt::format("\n== workload {}: {} in group \"{}\"\n", i, w.kind,
-                        w.group.empty() ? "/" : w.group);
+    // The root group as the scenario file may name it.
+    const std::string group = w.group.empty() ? "/" : w.group;
+    text += fmt::format("\n== workload {}: {} in group \"{}\"\n", i, w.kind, group);
     nlohmann::json& jw = j["workloads"][i];
     jw["kind"] = w.kind;
-    jw["group"] = w.group;
+    jw["group"] = group;
     if (w.schbench) {
       workload::SchbenchResult r = w.schbench->result();
       if (whole_s != duration_s)
