@@ -4,7 +4,7 @@
 // newidle_balance's
 // idle_stamp and update_avg's rounding of avg_idle; v5.15's sleeper credit for idle entities
 // (place_entity); the remote wake list by version; util_est's sample at a sleep by version;
-// yield's skip buddy for a SCHED_IDLE task.
+// yield's skip buddy for a SCHED_IDLE task; set_user_nice's reschedule rule.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
@@ -745,4 +745,31 @@ TEST(IdleEntry, KernelTimeOwedIsPaidBeforeTheCpuIdles) {
   EXPECT_TRUE(k.idle_cpu(0));
   EXPECT_GE(k.cpu_rq(0).idle_state, 0);
   EXPECT_EQ(k.cpu_rq(0).idle_entered, ms(1) + us(5));
+}
+
+// set_user_nice (core.c v5.4): "If the task increased its priority or is running and lowered
+// its priority, then reschedule its CPU": a queued task niced down does not reschedule; the
+// running task niced down, and any task niced up, do. The weight changes either way.
+TEST(SetUserNice, ReschedulesWhenThePriorityRisesOrTheRunningTaskFalls) {
+  KernelImpl k(flat_machine(1, 1), config("v5.4"));
+  BusyBody a, b;
+  k.create_task({.name = "a"}, &a, 0);
+  k.create_task({.name = "b"}, &b, 0);
+  k.run_until(ms(10));
+  Rq& rq = k.cpu_rq(0);
+  ASSERT_FALSE(rq.need_resched);
+  auto other = [&] { return rq.curr == 0 ? 1 : 0; };
+  k.set_user_nice(other(), 5);  // queued, priority falls
+  EXPECT_FALSE(rq.need_resched);
+  EXPECT_EQ(k.task(other()).se.load.weight, 335u);
+  k.set_user_nice(rq.curr, 3);  // running, priority falls
+  EXPECT_TRUE(rq.need_resched);
+  k.run_until(ms(11));  // the reschedule IPI is taken
+  ASSERT_FALSE(rq.need_resched);
+  k.set_user_nice(other(), k.task(other()).nice - 1);  // queued, priority rises
+  EXPECT_TRUE(rq.need_resched);
+  k.run_until(ms(12));
+  ASSERT_FALSE(rq.need_resched);
+  k.set_user_nice(rq.curr, k.task(rq.curr).nice - 1);  // running, priority rises
+  EXPECT_TRUE(rq.need_resched);
 }

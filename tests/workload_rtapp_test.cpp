@@ -834,6 +834,40 @@ TEST(RtAppRun, PhaseAffinity) {
   EXPECT_EQ(s.k.task_stats(id).nr_migrations, 3);
 }
 
+// A phase's priority is rt-app's setpriority() as the phase starts (set_thread_param), and
+// stays for the phases after it: "a" runs 10 ms iterations at nice 0 in p0, then nice 10
+// (weight 110) in p1 and again in p2, which names none. Beside a nice-0 hog on one CPU it
+// gets half the CPU in p0 and 110 / 1134 in p1 and p2: p0's 50 rows take 1 s, the rest 1 s.
+TEST(RtAppRun, APhasesPriorityRenicesTheThreadAndSticks) {
+  Sim s(R"({"tasks": {"a": {"loop": 1, "phases": {"p0": {"loop": 50, "run": 10000},
+                                                   "p1": {"loop": 5, "run": 10000, "priority": 10},
+                                                   "p2": {"loop": 1000, "run": 10000}}},
+                       "hog": {"run": 10000}},
+            "global": {"duration": 2}})",
+        testutil::flat_machine(1, 1));
+  EXPECT_EQ(s.k.task_nice(0), 10);
+  // In the second second "a" does 1000 ms * 110 / 1134 = 97 ms of work: about 9 rows.
+  const double rows = static_cast<double>(s.rows(0).size());
+  EXPECT_NEAR(rows, 50 + 9.7, 2);
+  EXPECT_GE(rows, 55);  // p1's five rows are done
+}
+
+// rt-app sets a nice value for SCHED_OTHER threads only (_set_thread_cfs): a SCHED_IDLE
+// task's priority, at task or phase level, changes nothing, and a note says so.
+TEST(RtAppParse, APriorityOfASchedIdleTaskIsNoted) {
+  rtapp::Config c =
+      rtapp::parse(parse_relaxed_json(R"({"tasks": {"i": {"policy": "SCHED_IDLE", "priority": 5,
+                                              "phases": {"p": {"run": 1, "priority": 19}}}}})",
+                                      "t.json"),
+                   "t.json", 1);
+  EXPECT_EQ(c.tasks[0].nice, 0);
+  EXPECT_FALSE(c.tasks[0].phases[0].nice.has_value());
+  ASSERT_EQ(c.ignored.size(), 1u);
+  EXPECT_NE(c.ignored[0].find("t.json:1:42: \"priority\" has no effect here: rt-app sets a nice"),
+            std::string::npos)
+      << c.ignored[0];
+}
+
 // run is work at capacity 1024: 1000 µs take 2000 µs on a CPU of half that capacity; runtime
 // is wall time whatever the CPU. An integer calibration sets pLoad (the perf column).
 TEST(RtAppRun, RunIsWorkRuntimeIsWallTime) {

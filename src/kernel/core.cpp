@@ -278,7 +278,6 @@ TaskId KernelImpl::create_task(const TaskAttr& attr, TaskBody* body, int parent_
   t.name = attr.name;
   t.timer_slack_ns = attr.timer_slack_ns;
   t.created_policy = attr.policy;
-  t.created_nice = static_cast<std::int8_t>(attr.nice);
   t.body = body;
   t.policy = attr.policy;
   t.nice = attr.nice;
@@ -887,6 +886,25 @@ void KernelImpl::sched_move_task(TaskId id, int group) {
 void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
   Task& t = task(id);
   if (t.policy == policy && t.nice == nice) return;
+  requeue_reweighted(t, policy, nice);
+  if (t.se.on_rq && cpu_rq(t.cpu).curr != id) check_preempt_curr(t.cpu, id, 0);
+}
+
+// set_user_nice (core.c v5.4), as setpriority() reaches it: requeue with the weight of the
+// new nice (SCHED_IDLE keeps its weight), then reschedule the CPU of a queued task whose
+// priority rose, or of the running task whose priority fell. Left out: priority
+// inheritance (no RT tasks), the permission checks of setpriority.
+void KernelImpl::set_user_nice(TaskId id, int nice) {
+  Task& t = task(id);
+  if (t.nice == nice || nice < -20 || nice > 19) return;
+  const int delta = nice - t.nice;  // p->prio - old_prio: prio is 120 + nice
+  requeue_reweighted(t, t.policy, nice);
+  if (t.se.on_rq && (delta < 0 || cpu_rq(t.cpu).curr == id)) resched_curr(t.cpu);
+}
+
+// What __sched_setscheduler and set_user_nice share: dequeue (DEQUEUE_SAVE), set_load_weight
+// with reweight_task, enqueue again.
+void KernelImpl::requeue_reweighted(Task& t, Policy policy, int nice) {
   Rq& rq = cpu_rq(t.cpu);
   bool queued = t.se.on_rq;
   if (queued) {
@@ -907,10 +925,7 @@ void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
     reweight_entity(*t.se.cfs, t.se, now.weight);
     t.se.load.inv_weight = now.inv_weight;
   }
-  if (queued) {
-    enqueue_task_fair(rq, t, 0);
-    if (rq.curr != id) check_preempt_curr(t.cpu, id, 0);
-  }
+  if (queued) enqueue_task_fair(rq, t, 0);
 }
 
 const TaskStats& KernelImpl::task_stats(TaskId id) const {
@@ -1180,6 +1195,7 @@ void Kernel::set_affinity(TaskId t, const std::vector<int>& cpus) { impl_->set_a
 void Kernel::set_scheduler(TaskId t, Policy policy, int nice) {
   impl_->set_scheduler(t, policy, nice);
 }
+void Kernel::set_user_nice(TaskId t, int nice) { impl_->set_user_nice(t, nice); }
 void Kernel::set_task_group(TaskId t, int group) {
   if (group < 0 || group >= nr_task_groups())
     throw InputError(fmt::format("task group {} does not exist", group));
@@ -1192,9 +1208,7 @@ const std::string& Kernel::task_name(TaskId t) const {
 Policy Kernel::task_created_policy(TaskId t) const {
   return impl_->tasks_[static_cast<size_t>(t)].created_policy;
 }
-int Kernel::task_created_nice(TaskId t) const {
-  return impl_->tasks_[static_cast<size_t>(t)].created_nice;
-}
+int Kernel::task_nice(TaskId t) const { return impl_->tasks_[static_cast<size_t>(t)].nice; }
 const TaskStats& Kernel::task_stats(TaskId t) const { return impl_->task_stats(t); }
 int Kernel::nr_tasks() const { return impl_->nr_tasks_i(); }
 void Kernel::run_until(Time end) { impl_->run_until(end); }

@@ -145,16 +145,18 @@ class Kernel {
 
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);
+  // setpriority(PRIO_PROCESS) on a task (set_user_nice): nice -20..19, any fair policy.
+  void set_user_nice(TaskId t, int nice);
   // Moves a task to another task group (writing its pid to cgroup.procs: sched_move_task);
   // throws InputError if the group does not exist.
   void set_task_group(TaskId t, int group);
 
   int task_cpu(TaskId t) const;
-  // What the task was created with (TaskAttr): its comm, and the policy and nice given at
-  // creation (a later set_scheduler does not change these two).
+  // What the task was created with (TaskAttr): its comm, and the policy given at creation
+  // (a later set_scheduler does not change it).
   const std::string& task_name(TaskId t) const;
   Policy task_created_policy(TaskId t) const;
-  int task_created_nice(TaskId t) const;
+  int task_nice(TaskId t) const;  // now (set_scheduler and set_user_nice change it)
   const TaskStats& task_stats(TaskId t) const;
   int nr_tasks() const;
 

@@ -286,6 +286,8 @@ class KernelImpl {
   void process_wake_list(int cpu);
   void set_affinity(TaskId t, const std::vector<int>& cpus);
   void set_scheduler(TaskId t, Policy policy, int nice);
+  void set_user_nice(TaskId t, int nice);
+  void requeue_reweighted(Task& t, Policy policy, int nice);
   void sched_move_task(TaskId t, int group);
   void move_task(TaskId t, int dest_cpu);
   const TaskStats& task_stats(TaskId t) const;

@@ -161,8 +161,7 @@ struct alignas(64) Task {
   // se_is_idle / task_h_idle: SCHED_IDLE, or in a cpu.idle group (v5.15+). The flat model
   // has no group entities: a task of an idle group stands for its group's idle entity.
   bool h_idle = false;
-  Policy created_policy = Policy::Normal;  // TaskAttr::policy and ::nice, for traces
-  std::int8_t created_nice = 0;
+  Policy created_policy = Policy::Normal;  // TaskAttr::policy, for the occupancy report
   int nice = 0;
   int nr_cpus_allowed = 0;
   std::string name;                     // comm (TaskAttr::name)

@@ -41,7 +41,7 @@ bool TraceSelection::task(kernel::TaskId t, int cpu) {
 
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t) {
   if (kernel::is_stopper(t)) return 0;
-  return t == kernel::kNoTask ? 120 : 120 + k.task_created_nice(t);
+  return t == kernel::kNoTask ? 120 : 120 + k.task_nice(t);
 }
 
 std::int64_t trace_prev_state(kernel::SwitchState s) {

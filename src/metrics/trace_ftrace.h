@@ -42,7 +42,7 @@ std::string trace_comm(const kernel::Kernel& k, kernel::TaskId t, int cpu);
 
 // p->prio of a fair task: NICE_TO_PRIO(nice) = 120 + nice, for SCHED_OTHER, SCHED_BATCH
 // and SCHED_IDLE alike (v5.4); the idle task reports 120, a stopper 0 (SCHED_FIFO at
-// MAX_RT_PRIO - 1: prio MAX_RT_PRIO - 1 - 99). Taken from Kernel::task_created_nice.
+// MAX_RT_PRIO - 1: prio MAX_RT_PRIO - 1 - 99). The task's nice at the time (Kernel::task_nice).
 int trace_prio(const kernel::Kernel& k, kernel::TaskId t);
 
 // sched_switch's prev_state as __trace_sched_switch_state (include/trace/events/sched.h,

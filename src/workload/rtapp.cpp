@@ -32,9 +32,13 @@ void note_ignored(Config& c, const JNode& n, const std::string& key) {
   const std::string quoted = fmt::format("\"{}\"", key);
   for (const std::string& s : c.ignored)
     if (s.find(quoted) != std::string::npos) return;
-  const char* why = key == "nodes_membind" ? "memory placement is not modelled"
-                    : key == "gnuplot"     ? "no .plot files are written"
-                                       : "uclamp is not modelled (no frequency scaling, no EAS)";
+  const char* why =
+      key == "nodes_membind" ? "memory placement is not modelled"
+      : key == "gnuplot"     ? "no .plot files are written"
+      : key == "priority"
+          ? "rt-app sets a nice value for SCHED_OTHER threads only (_set_thread_cfs), so a "
+            "SCHED_IDLE thread keeps nice 0"
+          : "uclamp is not modelled (no frequency scaling, no EAS)";
   c.ignored.push_back(
       fmt::format("{}:{}:{}: {} has no effect here: {}", c.path, n.line, n.col, quoted, why));
 }
@@ -237,9 +241,18 @@ void parse_phase_body(Config& c, Names& nm, TaskDesc& t, Phase& ph, const JNode&
         ph.taskgroup = parse_taskgroup(c, v);
         continue;
       }
-      if (key == "nodes_membind" || key == "util_min" || key == "util_max") note_ignored(c, v, key);
-      if (key == "priority" || key == "nodes_membind" || key == "util_min" || key == "util_max")
+      if (key == "priority") {
+        const int nice = static_cast<int>(get_int(c, v, key, -20, 19));
+        if (t.policy == Policy::Idle)
+          note_ignored(c, v, key);
+        else
+          ph.nice = nice;
         continue;
+      }
+      if (key == "nodes_membind" || key == "util_min" || key == "util_max") {
+        note_ignored(c, v, key);
+        continue;
+      }
     }
     if (!parse_event(c, nm, t, ph, key, v))
       fail(c, v,
@@ -259,6 +272,7 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
     fail(c, obj, fmt::format("task \"{}\": expected an object", name));
   bool has_loop = false, has_phases = false;
   const JNode* phases = nullptr;
+  const JNode* priority = nullptr;
   for (const auto& [k, v] : obj.members) {
     if (k == "instance")
       t.instance = static_cast<int>(get_int(c, v, k, 0, kMaxThreads));
@@ -269,9 +283,10 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
       t.delay_us = get_int(c, v, k, 0, kMaxEventUs);
     else if (k == "policy")
       t.policy = parse_policy(c, v);
-    else if (k == "priority")
+    else if (k == "priority") {
       t.nice = static_cast<int>(get_int(c, v, k, -20, 19));
-    else if (k == "cpus")
+      priority = &v;
+    } else if (k == "cpus")
       t.cpus = parse_cpus(c, v, nr_cpus);
     else if (k == "taskgroup")
       t.taskgroup = parse_taskgroup(c, v);
@@ -286,6 +301,10 @@ TaskDesc parse_task(Config& c, Names& nm, const std::string& name, const JNode& 
            fmt::format("\"{}\": SCHED_DEADLINE parameters and custom slices are not modelled yet",
                        k));
     }
+  }
+  if (priority && t.policy == Policy::Idle) {
+    note_ignored(c, *priority, "priority");
+    t.nice = 0;
   }
   if (has_phases) {
     for (const auto& [pname, pv] : phases->members) {
@@ -628,6 +647,9 @@ struct Runner::Impl : kernel::TaskBody {
       t.affinity = &want;
       k.set_affinity(t.id, want);
     }
+    // A phase's priority: set_thread_param's setpriority() as the phase starts; the nice
+    // stays for the phases after it, as a phase without one sets nothing.
+    if (ph.nice) k.set_user_nice(t.id, *ph.nice);
     // A phase's taskgroup stays in force for the phases after it (rt-app example11).
     if (ph.taskgroup) {
       int g = group_of.at(*ph.taskgroup);

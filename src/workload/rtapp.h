@@ -71,6 +71,7 @@ struct Phase {
   std::vector<Event> events;
   std::optional<std::vector<int>> cpus;
   std::optional<std::string> taskgroup;  // cgroup path, "" = root; sticks for later phases
+  std::optional<int> nice;  // "priority": setpriority() as the phase starts; sticks likewise
 };
 
 struct TaskDesc {
