@@ -204,8 +204,8 @@ TEST(CliCompare, ResultsDoNotDependOnJobs) {
   fs::remove_all(d);
 }
 
-// compare -- run: the scenario file's machine and kernel stand, its features give way to
-// --base / --with, and each workload's figures match the single `run` with the same seed.
+// compare -- run: the scenario file's machine, kernel and features are the base that --with
+// changes, and each workload's figures match the single `run` with the same seed.
 TEST(CliCompare, ScenarioRunsPerWorkloadFigures) {
   fs::path d = tmpdir("run");
   std::ofstream(d / "s.json") << R"({"machine": "hikey", "kernel": "v5.17",
@@ -213,21 +213,31 @@ TEST(CliCompare, ScenarioRunsPerWorkloadFigures) {
     "groups": {"n": {}, "noise": {"cpu.idle": 1}},
     "workloads": [{"group": "n", "schbench": ["-m", "1", "-t", "2", "-w", "0"]},
                   {"group": "noise", "messaging": ["-g", "1", "-l", "20"]}]})";
-  Result r = run("compare --runs 1 --with SIB_BALANCE --json c.json -- run s.json", d);
+  Result r = run("compare --runs 1 --with NO_SIB_BALANCE --json c.json -- run s.json", d);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("machine: hikey"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kernel v5.17"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("change:  -SIB_BALANCE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("w0.schbench.wakeup_latency_us.p99 "), std::string::npos) << r.out;
   const json j = json::parse(slurp(d / "c.json"));
   EXPECT_EQ(j["subcommand"], "run");
-  // The base is the profile v5.17 without the file's sched-idle-balancing.
-  Result plain = run("run s.json --kernel v5.17 --features '' --seed 1 --json plain.json", d);
+  // The base is what `run s.json` runs: v5.17 with the file's sched-idle-balancing.
+  Result plain = run("run s.json --seed 1 --json plain.json", d);
   ASSERT_EQ(plain.status, 0) << plain.err;
   const json q = json::parse(slurp(d / "plain.json"));
+  EXPECT_EQ(j["base"]["features"], q["features"]);
   EXPECT_DOUBLE_EQ(j["metrics"]["w1.messaging.total_time_s"]["base"]["mean"].get<double>(),
                    q["workloads"][1]["total_time_s"].get<double>());
   EXPECT_DOUBLE_EQ(j["metrics"]["w0.schbench.wakeup_latency_us.p50"]["base"]["mean"].get<double>(),
                    q["workloads"][0]["wakeup_latency_us"]["p50"].get<double>());
+  // A profile named in --base replaces the file's kernel and features.
+  Result v54 =
+      run("compare --runs 1 --base v5.4 --with SIB_BALANCE --json e.json -- run s.json", d);
+  ASSERT_EQ(v54.status, 0) << v54.err;
+  const json e = json::parse(slurp(d / "e.json"));
+  EXPECT_EQ(e["base"]["kernel"], "v5.4");
+  const auto& bf = e["base"]["features"];
+  EXPECT_EQ(std::find(bf.begin(), bf.end(), "SIB_BALANCE"), bf.end()) << bf.dump();
   Result missing = run("compare --with SIB_BALANCE -- run nope.json", d);
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("nope.json"), std::string::npos) << missing.err;

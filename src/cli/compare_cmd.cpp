@@ -168,8 +168,9 @@ Prepared define_pingpong(CLI::App& sub) {
   return p;
 }
 
-// run: a scenario file. Its "machine" (unless ARGS give --machine) and "kernel" (the profile
-// of a --base that names none) stand; its "features" and "seed" give way to compare's. Metrics
+// run: a scenario file. Its "machine" (unless ARGS give --machine) stands; its "kernel" and
+// "features" are the base that --base and --with change (a profile they name replaces both);
+// its "seed" gives way to compare's. Metrics
 // per workload i of the file: w<i>.schbench.wakeup_latency_us.p50 ... p99_9 (µs),
 // w<i>.messaging.total_time_s (s, runs that finished) and .messages, w<i>.pingpong.
 // throughput_gbps and .ops_per_s.
@@ -191,6 +192,7 @@ Prepared define_run(CLI::App& sub) {
       if (v.kind != workload::JNode::Kind::String) continue;
       if (k == "machine" && machine_opt->count() == 0) a->common.machine = v.s;
       if (k == "kernel") a->common.kernel = v.s;
+      if (k == "features") a->common.features = v.s;
     }
   });
   Prepared p;
@@ -672,8 +674,11 @@ CompareOutcome run_compare(const CompareRequest& r) {
     reject_owned_options(*pt.parser, name);
   }
 
-  // The two configurations. --with without a profile name changes the resolved base.
-  const kernel::Profile default_profile = kernel::make_profile(points[0].prep.common->kernel);
+  // The two configurations. --with without a profile name changes the resolved base, and
+  // --base without one changes the default: the profile, with a scenario file's features.
+  const CommonOptions& given = *points[0].prep.common;
+  const kernel::Profile default_profile = kernel::parse_spec(
+      given.features, kernel::make_profile(given.kernel), "the scenario file's \"features\"");
   const kernel::Profile base = kernel::parse_spec(r.base_spec, default_profile, "--base");
   const kernel::Profile with = kernel::parse_spec(r.with_spec, base, "--with");
   const std::array<const kernel::Profile*, 2> profiles = {&base, &with};
@@ -908,9 +913,10 @@ void register_compare_command(CLI::App& app) {
       "options except --seed, --kernel, --features, --json and --logdir, which are compare's,\n"
       "and the per-run outputs (--lb-stats, --explain*, --check, --schedstat, --trace*, "
       "--ftrace),\nwhich it refuses: run one configuration alone for those.\n"
-      "run SCENARIO.json: the file's machine stands (--machine in ARGS overrides it) and its\n"
-      "kernel is the profile of a --base that names none; its features and seed give way to\n"
-      "compare's; metrics are named w<i>.<workload>.<figure>, i the workload's index.\n"
+      "run SCENARIO.json: the file's machine stands (--machine in ARGS overrides it); its kernel\n"
+      "and features are the base that --base and --with change (a profile they name replaces\n"
+      "both); its seed gives way to compare's; metrics are named w<i>.<workload>.<figure>, i the\n"
+      "workload's index.\n"
       "After the subcommand's metrics, every table has the runs' context_switches, migrations\n"
       "(tasks moved to another CPU by any path, as perf stat's cpu-migrations) and\n"
       "lb_migrations (those the load balancer moved).\n"
@@ -919,9 +925,10 @@ void register_compare_command(CLI::App& app) {
   sub->add_option("--runs", o->runs, "Seeds 1..N for each configuration")
       ->capture_default_str()
       ->check(range(1, 1000));
-  sub->add_option("--base", o->base_spec,
-                  "Base configuration SPEC: an optional kernel profile then features (default: the "
-                  "subcommand's default profile)");
+  sub->add_option(
+      "--base", o->base_spec,
+      "Base configuration SPEC: an optional kernel profile then features (default: the "
+      "subcommand's default profile; for run, the scenario file's kernel and features)");
   sub->add_option(
          "--with", o->with_spec,
          "Changed configuration SPEC; without a leading profile its features apply on the base")
