@@ -446,3 +446,36 @@ TEST(Explain, AWakeListWakeupWithinTheLlcIsNamed) {
         << out.str();
   }
 }
+
+// An all-pinned balance redoes without the pinned CPUs (load_balance's redo): its JSON
+// fields describe the last pass only, with "passes", not pass 1's busiest queue beside pass
+// 2's busiest group. Three hogs allowed on CPUs 0-1 of four: CPU 2 or 3 finds CPU 0 or 1
+// busiest, can move nothing, and balances the rest, where the other runs one task.
+TEST(Explain, ARedoneBalanceDescribesItsLastPass) {
+  Config c;
+  c.profile = make_profile("v5.4");
+  Kernel k(flat_machine(1, 4), c);
+  std::ostringstream out;
+  Explain x(out, Explain::Format::Jsonl, 100000);
+  k.set_explain(&x);
+  BusyBody h[3];
+  for (BusyBody& b : h) k.create_task({.name = "hog", .cpus = {0, 1}}, &b, 0);
+  k.run_until(ms(50));
+  std::istringstream lines(out.str());
+  int redone = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json r = nlohmann::json::parse(line);
+    if (r["kind"] != "balance" || !r["fields"].contains("passes")) continue;
+    ++redone;
+    const nlohmann::json& f = r["fields"];
+    EXPECT_EQ(f["passes"], 2) << line;
+    // Pass 2 left the pinned CPU out: whatever it found, it is not pass 1's queue.
+    if (f.contains("busiest_cpu") && f.contains("busiest_cpus")) {
+      EXPECT_EQ(f["busiest_cpus"], std::to_string(f["busiest_cpu"].get<int>())) << line;
+    }
+    if (!f.contains("busiest_cpu")) {
+      EXPECT_FALSE(f.contains("imbalance")) << line;
+    }
+  }
+  EXPECT_GT(redone, 0);
+}

@@ -736,7 +736,11 @@ int KernelImpl::load_balance(int this_cpu, int sd_idx, cpu_idle_type idle,
   }
 
   enum { MOVED, BALANCED, ALL_PINNED, ONE_PINNED } outcome = MOVED;
-  for (;;) {  // redo:
+  for (int pass = 1;; ++pass) {  // redo:
+    if (pass > 1 && xp()) {      // the record's data describe the last pass; steps show them all
+      explain_->clear_data();
+      explain_->data("passes", pass);
+    }
     if (!should_we_balance(env)) {
       continue_balancing = false;
       outcome = BALANCED;

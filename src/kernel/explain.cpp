@@ -67,6 +67,10 @@ void Explain::add(std::string_view key, std::string_view value, bool number, boo
   fields_.push_back({std::string(key), std::string(value), number, text, boolean});
 }
 
+void Explain::clear_data() {
+  std::erase_if(fields_, [](const Field& f) { return !f.text; });
+}
+
 void Explain::step(std::string value) {
   if (active_) steps_.push_back(std::move(value));
 }

@@ -44,9 +44,12 @@ class Explain {
   void flag(std::string_view key, bool value, bool shown = true) {
     add(key, value ? "yes" : "no", false, shown, true);
   }
-  // JSON lines only; a key given twice keeps its last value (a balance pass that redoes).
+  // JSON lines only; a key given twice keeps its last value.
   void data(std::string_view key, std::string_view value) { add(key, value, false, false); }
   void data(std::string_view key, long long value) { add(key, std::to_string(value), true, false); }
+  // Forgets the data() given so far: a balance that redoes (all pinned) describes its last
+  // pass only, not a mix of passes. Text fields and steps stay.
+  void clear_data();
   void step(std::string value);
   void end(std::string_view result);
 
