@@ -283,7 +283,7 @@ TEST(CliCompare, AWithThatChangesNothingIsSaidAndALongSpecIsShortened) {
   const json same = json::parse(slurp(d / "c.json"))["metrics"]["total_time_s"];
   EXPECT_GT(same["base"]["sd"].get<double>(), 0);        // the seeds differ ...
   EXPECT_EQ(same["ci95_pct"], json::array({0.0, 0.0}));  // ... and the pairs do not
-  EXPECT_NE(r.out.find("[+0.0%, +0.0%]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[+0.00%, +0.00%]"), std::string::npos) << r.out;
   // A flag the profile does not read (CFS's GENTLE_FAIR_SLEEPERS under v6.6's EEVDF) is a
   // change on paper only: the same warning.
   r = run("compare --runs 1 --base v6.6 --with GENTLE_FAIR_SLEEPERS -- messaging -g 1 -l 10", d);

@@ -841,8 +841,9 @@ CompareOutcome run_compare(const CompareRequest& r) {
       std::vector<std::string> row = {
           metric, mean_sd(c.base, d), mean_sd(c.with, d),
           c.diff_pct ? fixed_point(*c.diff_pct, 2, true) + "%" + star : "n/a",
-          has_ci ? fmt::format("[{}%, {}%]{}", fixed_point(*c.ci95_lo_pct, 1, true),
-                               fixed_point(*c.ci95_hi_pct, 1, true), star)
+          // As many decimals as the diff, so that the interval visibly holds it.
+          has_ci ? fmt::format("[{}%, {}%]{}", fixed_point(*c.ci95_lo_pct, 2, true),
+                               fixed_point(*c.ci95_hi_pct, 2, true), star)
                  : "n/a"};
       if (swept) row.insert(row.begin(), points[k].value);
       rows.push_back(std::move(row));
