@@ -99,6 +99,8 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
       {R"({"duration_s": 0, "workloads": [{"schbench": []}]})",
        "1:2: \"duration_s\": expected seconds"},
       {R"({"duration_s": 1, "workloads": [{"group": "x", "schbench": []}]})", "no group \"x\""},
+      {R"({"duration_s": 1, "groups": {"a": {}}, "workloads": [{"group": "/a", "schbench": []}]})",
+       "no group \"/a\" in \"groups\" (a group is named without the root's \"/\": \"a\")"},
       {R"({"duration_s": 1, "workloads": [{"fio": []}]})", "unknown workload key \"fio\""},
       {R"({"duration_s": 1, "groups": {"g": {"cpu.idle": 2}}, "workloads": [{"schbench": []}]})",
        "\"cpu.idle\" is 0 or 1"},

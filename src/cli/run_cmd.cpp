@@ -316,8 +316,15 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
     for (const auto& [key, v] : w.members) {
       if (key == "group") {
         if (v.kind != JNode::Kind::String) bad(file, v, "\"group\": expected a group name");
-        if (!group_ids.count(v.s))
-          bad(file, v, fmt::format("\"group\": no group \"{}\" in \"groups\"", v.s));
+        if (!group_ids.count(v.s)) {
+          // "/a" is rt-app's path of group "a": groups are named without the root's "/".
+          const bool path = v.s.size() > 1 && v.s[0] == '/' && group_ids.count(v.s.substr(1));
+          bad(file, v,
+              fmt::format("\"group\": no group \"{}\" in \"groups\"{}", v.s,
+                          path ? fmt::format(" (a group is named without the root's \"/\": \"{}\")",
+                                             v.s.substr(1))
+                               : std::string()));
+        }
         x.group = v.s;
         x.group_id = group_ids[v.s];
       } else if (key == "schbench" || key == "messaging" || key == "hackbench" ||
