@@ -30,7 +30,7 @@ void register_domains_command(CLI::App& app) {
     machine::Machine m = load_cli_machine(o->machine);
     print_machine_notes(m, o->machine);
     const kernel::Profile p = kernel::make_profile(o->kernel);
-    std::cout << kernel::sched_domains_text(m, p);
+    kernel::sched_domains_text(m, p, std::cout);
     if (o->tunables) std::cout << "\n" << kernel::sched_domain_tunables_text(m, p);
   });
 }

@@ -3,6 +3,7 @@
 // of src/kernel/, one concern per file as in kernel/sched/.)
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -95,8 +96,9 @@ inline constexpr int kLatencyNiceMin = 1, kLatencyNiceMax = 100, kLatencyNiceDef
 class KernelImpl;
 
 // The sched domains the kernel builds for `m`, printed like the kernel's sched_verbose
-// boot log (CPUn attaching sched-domain(s): / domain-N: span=... level=... / groups: ...).
-std::string sched_domains_text(const machine::Machine& m, const Profile& p);
+// boot log (CPUn attaching sched-domain(s): / domain-N: span=... level=... / groups: ...),
+// CPU by CPU to `out` (4096 CPUs print 139 MB).
+void sched_domains_text(const machine::Machine& m, const Profile& p, std::ostream& out);
 // Each CPU's domains with their tunables, one line per domain, as the files of
 // /proc/sys/kernel/sched_domain/cpuN/domainM/ (v5.4) give them: min_interval and max_interval
 // (ms), busy_factor, imbalance_pct, cache_nice_tries, flags (v5.4's bit values in decimal, as

@@ -530,7 +530,7 @@ class KernelImpl {
 
   // ---- topology.cpp ----
   void build_sched_domains();
-  std::string sched_domain_debug() const;
+  void sched_domain_debug(std::ostream& out) const;
   std::string sched_domain_tunables() const;
 
   // ---- idle.cpp ----

@@ -323,15 +323,14 @@ void KernelImpl::set_imb_numa_nr(Rq& rq, const std::vector<BuiltDomain>& built) 
 
 // sched_domain_debug / sched_domain_debug_one (topology.c v5.4): the sched_verbose
 // boot log, without the printk timestamps.
-std::string KernelImpl::sched_domain_debug() const {
-  std::string out;
+void KernelImpl::sched_domain_debug(std::ostream& os) const {
   for (int cpu = 0; cpu < nr_cpus(); ++cpu) {
     const Rq& rq = rq_[static_cast<size_t>(cpu)];
     if (rq.sd.empty()) {
-      out += "CPU" + std::to_string(cpu) + " attaching NULL sched-domain.\n";
+      os << "CPU" << cpu << " attaching NULL sched-domain.\n";
       continue;
     }
-    out += "CPU" + std::to_string(cpu) + " attaching sched-domain(s):\n";
+    std::string out = "CPU" + std::to_string(cpu) + " attaching sched-domain(s):\n";
     for (size_t level = 0; level < rq.sd.size(); ++level) {
       const SchedDomain& sd = rq.sd[level];
       const DomainLevel& lvl = levels_[static_cast<size_t>(sd.level_id)];
@@ -347,8 +346,8 @@ std::string KernelImpl::sched_domain_debug() const {
       }
       out += "\n";
     }
+    os << out;
   }
-  return out;
 }
 
 // The flags as the profile's release numbers and names them: v5.4's topology.h bit values
@@ -417,11 +416,11 @@ std::string sched_domain_tunables_text(const machine::Machine& m, const Profile&
   return k.sched_domain_tunables();
 }
 
-std::string sched_domains_text(const machine::Machine& m, const Profile& p) {
+void sched_domains_text(const machine::Machine& m, const Profile& p, std::ostream& out) {
   Config cfg;
   cfg.profile = p;
   KernelImpl k(m, cfg);
-  return k.sched_domain_debug();
+  k.sched_domain_debug(out);
 }
 
 }  // namespace schedtwin::kernel
