@@ -773,3 +773,29 @@ TEST(SetUserNice, ReschedulesWhenThePriorityRisesOrTheRunningTaskFalls) {
   k.set_user_nice(rq.curr, k.task(rq.curr).nice - 1);  // running, priority rises
   EXPECT_TRUE(rq.need_resched);
 }
+
+// From v5.6 set_user_nice calls prio_changed_fair (5443a0be6121), which spares a lone task's
+// CPU the reschedule (7c2e8bbd87d5) and reschedules for the running task only when its
+// priority fell; v5.4's own rule rescheduled both.
+TEST(SetUserNice, FromV56PrioChangedFairDecides) {
+  for (const char* profile : {"v5.4", "v5.7"}) {
+    const bool v54 = std::string(profile) == "v5.4";
+    KernelImpl lone(flat_machine(1, 1), config(profile));
+    BusyBody a;
+    const TaskId t = lone.create_task({.name = "a"}, &a, 0);
+    lone.run_until(ms(10));
+    lone.set_user_nice(t, 5);
+    EXPECT_EQ(lone.cpu_rq(0).need_resched, v54) << profile << ": a lone task niced down";
+
+    KernelImpl k(flat_machine(1, 1), config(profile));
+    BusyBody b[2];
+    for (BusyBody& x : b) k.create_task({.name = "b"}, &x, 0);
+    k.run_until(ms(10));
+    Rq& rq = k.cpu_rq(0);
+    ASSERT_FALSE(rq.need_resched);
+    k.set_user_nice(rq.curr, -3);
+    EXPECT_EQ(rq.need_resched, v54) << profile << ": the running task niced up";
+    k.set_user_nice(rq.curr, 2);
+    EXPECT_TRUE(rq.need_resched) << profile << ": the running task niced down";
+  }
+}

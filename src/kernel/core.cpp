@@ -891,15 +891,35 @@ void KernelImpl::set_scheduler(TaskId id, Policy policy, int nice) {
 }
 
 // set_user_nice (core.c v5.4), as setpriority() reaches it: requeue with the weight of the
-// new nice (SCHED_IDLE keeps its weight), then reschedule the CPU of a queued task whose
-// priority rose, or of the running task whose priority fell. Left out: priority
-// inheritance (no RT tasks), the permission checks of setpriority.
+// new nice (SCHED_IDLE keeps its weight), then v5.4 reschedules the CPU of a queued task
+// whose priority rose or of the running task whose priority fell; from v5.6 (5443a0be6121)
+// it calls prio_changed_fair instead. Left out: priority inheritance (no RT tasks), the
+// permission checks of setpriority.
 void KernelImpl::set_user_nice(TaskId id, int nice) {
   Task& t = task(id);
   if (t.nice == nice || nice < -20 || nice > 19) return;
-  const int delta = nice - t.nice;  // p->prio - old_prio: prio is 120 + nice
+  const int old_prio = 120 + t.nice;  // p->prio of a fair task: NICE_TO_PRIO(nice)
   requeue_reweighted(t, t.policy, nice);
-  if (t.se.on_rq && (delta < 0 || cpu_rq(t.cpu).curr == id)) resched_curr(t.cpu);
+  if (prof_.version >= 506) {
+    prio_changed_fair(id, old_prio);
+    return;
+  }
+  if (t.se.on_rq && (120 + nice < old_prio || cpu_rq(t.cpu).curr == id)) resched_curr(t.cpu);
+}
+
+// prio_changed_fair (fair.c v5.6, with 7c2e8bbd87d5's spared IPI for a lone task): a queued
+// task's CPU is rescheduled when the running task's priority fell; another queued task is
+// checked as a wakeup would be.
+void KernelImpl::prio_changed_fair(TaskId id, int old_prio) {
+  const Task& t = task(id);
+  if (!t.se.on_rq) return;
+  const Rq& rq = cpu_rq(t.cpu);
+  if (rq.cfs.nr_running == 1) return;
+  if (rq.curr == id) {
+    if (120 + t.nice > old_prio) resched_curr(t.cpu);
+  } else {
+    check_preempt_curr(t.cpu, id, 0);
+  }
 }
 
 // What __sched_setscheduler and set_user_nice share: dequeue (DEQUEUE_SAVE), set_load_weight

@@ -288,6 +288,7 @@ class KernelImpl {
   void set_scheduler(TaskId t, Policy policy, int nice);
   void set_user_nice(TaskId t, int nice);
   void requeue_reweighted(Task& t, Policy policy, int nice);
+  void prio_changed_fair(TaskId id, int old_prio);
   void sched_move_task(TaskId t, int group);
   void move_task(TaskId t, int dest_cpu);
   const TaskStats& task_stats(TaskId t) const;
