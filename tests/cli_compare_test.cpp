@@ -218,6 +218,8 @@ TEST(CliCompare, ScenarioRunsPerWorkloadFigures) {
   EXPECT_NE(r.out.find("machine: hikey"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kernel v5.17"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("change:  -SIB_BALANCE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("base:    (the scenario file's) = kernel v5.17"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("w0.schbench.wakeup_latency_us.p99 "), std::string::npos) << r.out;
   const json j = json::parse(slurp(d / "c.json"));
   EXPECT_EQ(j["subcommand"], "run");

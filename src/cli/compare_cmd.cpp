@@ -759,9 +759,11 @@ CompareOutcome run_compare(const CompareRequest& r) {
     txt += fmt::format("machine: {}\n", machines[0]);
   else
     txt += fmt::format("machine: {} (one per {} value)\n", fmt::join(machines, ", "), sweep_label);
-  txt +=
-      fmt::format("base:    {} = {}\n", r.base_spec.empty() ? "(default)" : spec_label(r.base_spec),
-                  describe_profile(base));
+  txt += fmt::format("base:    {} = {}\n",
+                     !r.base_spec.empty() ? spec_label(r.base_spec)
+                     : name == "run"      ? "(the scenario file's)"
+                                          : "(default)",
+                     describe_profile(base));
   txt += fmt::format("with:    {} = {}\n", spec_label(r.with_spec), describe_profile(with));
   txt += fmt::format("change:  {}\n", change(base, with));
   txt += fmt::format(
