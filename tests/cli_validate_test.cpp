@@ -3,14 +3,19 @@
 // missing, and a --tiny run end to end when rt-app, perf, hackbench and chrt are installed
 // (skipped otherwise). The tolerances are not asserted: a busy CI machine may miss them.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "cli/host_exec.h"
 #include "cli/host_parse.h"
@@ -222,6 +227,38 @@ TEST(ValidateParse, KernelConfig) {
 }
 
 // ---- end to end ----
+
+// Ctrl-C or a kill during validate (trial 13: the SCHED_IDLE busy loops spun on, orphaned,
+// and the work directory stayed): the waiting run_program kills its program and throws
+// Interrupted, and unwinding stops the background loops and removes the directory.
+TEST(HostExec, ASignalStopsTheHostProgramsAndRemovesTheWorkDirectory) {
+  auto guard = std::make_unique<host::InterruptGuard>();
+  std::string dir;
+  pid_t loop_pid = -1;
+  const pthread_t self = pthread_self();
+  std::thread sender([self] {
+    usleep(200'000);
+    pthread_kill(self, SIGTERM);  // to the waiting thread, as a terminal's signal would reach it
+  });
+  int sig = 0;
+  try {
+    host::TempDir tmp("schedtwin-interrupt-test-");
+    dir = tmp.path();
+    host::BackgroundProcess loop({"sh", "-c", "while :; do :; done"});
+    loop_pid = loop.pid();
+    host::run_program({"sleep", "30"}, 60);
+  } catch (const host::Interrupted& e) {
+    sig = e.signal();
+  }
+  sender.join();
+  EXPECT_EQ(sig, SIGTERM);
+  EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
+  ASSERT_GT(loop_pid, 0);
+  EXPECT_NE(kill(loop_pid, 0), 0);  // killed and reaped
+  EXPECT_THROW(host::throw_if_interrupted(), host::Interrupted);
+  guard.reset();
+  EXPECT_NO_THROW(host::throw_if_interrupted());
+}
 
 TEST(ValidateCli, MissingToolsGiveOneLineNamingThePackages) {
   const testutil::CliResult r = run_with_env("PATH=/nonexistent-schedtwin-path", "validate --tiny");

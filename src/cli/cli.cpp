@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/host_exec.h"
 #include "engine/error.h"
 #include "engine/spelling.h"
 #include "kernel/features.h"
@@ -412,6 +413,9 @@ int main(int argc, char** argv) {
   } catch (const CheckFailed& e) {
     fmt::print(stderr, "schedtwin: {}\n", e.what());
     return 4;
+  } catch (const host::Interrupted& e) {
+    fmt::print(stderr, "schedtwin: {}\n", e.what());
+    return 128 + e.signal();  // as a shell reports a process killed by the signal
   } catch (const std::exception& e) {
     fmt::print(stderr, "schedtwin: internal error: {}\n", e.what());
     return 3;

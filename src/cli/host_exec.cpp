@@ -20,6 +20,13 @@ namespace schedtwin::cli::host {
 
 namespace {
 
+constexpr int kGuardedSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+// The one process-wide state: what a signal handler may write (sig_atomic_t), read back by
+// the waits below.
+volatile sig_atomic_t g_interrupted = 0;
+
+void note_signal(int sig) { g_interrupted = sig; }
+
 double monotonic_s() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -66,6 +73,32 @@ int kill_and_reap(pid_t pid) {
 
 }  // namespace
 
+Interrupted::Interrupted(int sig)
+    : std::runtime_error(fmt::format("interrupted by {}: host programs stopped, work directory "
+                                     "removed",
+                                     sig == SIGINT    ? "SIGINT"
+                                     : sig == SIGTERM ? "SIGTERM"
+                                                      : "SIGHUP")),
+      sig_(sig) {}
+
+InterruptGuard::InterruptGuard() {
+  g_interrupted = 0;
+  struct sigaction sa {};
+  sa.sa_handler = note_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: poll() and usleep() return at the signal
+  for (int i = 0; i < 3; ++i) sigaction(kGuardedSignals[i], &sa, &old_[i]);
+}
+
+InterruptGuard::~InterruptGuard() {
+  for (int i = 0; i < 3; ++i) sigaction(kGuardedSignals[i], &old_[i], nullptr);
+  g_interrupted = 0;  // an Interrupted on its way out carries the signal
+}
+
+void throw_if_interrupted() {
+  if (g_interrupted) throw Interrupted(g_interrupted);
+}
+
 std::string find_in_path(const std::string& program) {
   if (program.empty()) return "";
   if (program.find('/') != std::string::npos) return is_executable_file(program) ? program : "";
@@ -86,6 +119,7 @@ std::string find_in_path(const std::string& program) {
 
 ExecResult run_program(const std::vector<std::string>& argv, double timeout_s,
                        const std::string& cwd) {
+  throw_if_interrupted();
   const std::string path = resolve(argv);
   Argv args(argv);
   int fds[2];
@@ -122,6 +156,11 @@ ExecResult run_program(const std::vector<std::string>& argv, double timeout_s,
     pollfd p{fds[0], POLLIN, 0};
     const int ms = static_cast<int>(left * 1000) + 1;
     const int n = poll(&p, 1, ms);
+    if (g_interrupted) {
+      close(fds[0]);
+      kill_and_reap(pid);
+      throw Interrupted(g_interrupted);
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) continue;  // timeout: the loop checks the deadline
     const ssize_t got = read(fds[0], buf, sizeof buf);
@@ -142,11 +181,12 @@ ExecResult run_program(const std::vector<std::string>& argv, double timeout_s,
       if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
           info.si_pid == pid)
         break;
-      if (monotonic_s() >= reap_deadline) break;
+      if (monotonic_s() >= reap_deadline || g_interrupted) break;
       usleep(1000);
     }
   }
   const int st = kill_and_reap(pid);
+  throw_if_interrupted();
   r.wall_s = monotonic_s() - t0;
   r.exit_status = WIFEXITED(st) && !r.timed_out ? WEXITSTATUS(st) : -1;
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && r.output.empty())

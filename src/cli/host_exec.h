@@ -2,8 +2,10 @@
 // them in PATH, run them with their output captured and a time limit, and keep background
 // busy loops alive for the length of a run. Linux only (fork/exec, process groups).
 #pragma once
+#include <signal.h>
 #include <sys/types.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,5 +64,35 @@ class TempDir {
   std::string path_;
   bool keep_ = false;
 };
+
+// SIGINT, SIGTERM or SIGHUP arrived while a command ran host programs: thrown by
+// run_program (its wait is interrupted; the program's group is killed first) and by
+// throw_if_interrupted, so that the destructors of BackgroundProcess and TempDir stop the
+// busy loops and remove the work directory on the way out.
+class Interrupted : public std::runtime_error {
+ public:
+  explicit Interrupted(int sig);
+  int signal() const { return sig_; }
+
+ private:
+  int sig_;
+};
+
+// For the life of the guard those three signals only note their arrival (no SA_RESTART, so a
+// blocking wait returns early); the previous dispositions come back with its destruction,
+// which also forgets the signal.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_[3];
+};
+
+// Throws Interrupted if a guarded signal has arrived.
+void throw_if_interrupted();
 
 }  // namespace schedtwin::cli::host

@@ -287,7 +287,10 @@ void run_validate(const Opts& opts) {
     tmp = std::make_unique<host::TempDir>("schedtwin-validate-");
     work = tmp->path();
   }
-  const auto progress = [](const std::string& what) { fmt::print(stderr, "validate: {}\n", what); };
+  const auto progress = [](const std::string& what) {
+    host::throw_if_interrupted();  // a signal during a simulation stops at the next stage
+    fmt::print(stderr, "validate: {}\n", what);
+  };
 
   // The machine to simulate.
   std::string machine_path = o.machine, machine_note;
@@ -497,6 +500,8 @@ void register_validate_command(CLI::App& app) {
       throw UsageError(
           "--save-machine keeps a machine calibrated by this run; with --machine "
           "nothing is calibrated");
+    // Ctrl-C or a kill: stop the busy loops and remove the work directory (Interrupted).
+    const host::InterruptGuard guard;
     run_validate(opts);
   });
 }
