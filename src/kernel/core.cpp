@@ -776,7 +776,7 @@ void KernelImpl::run_task_program(int cpu) {
         t2.step_kind = Step::Kind::Run;
         t2.remaining = 0;
         yield_task_fair(rq);
-        schedule(cpu, false);
+        schedule(cpu);
         return;
       case Step::Kind::Exit:
         t2.state = TaskState::Exited;
@@ -962,16 +962,19 @@ const TaskStats& KernelImpl::task_stats(TaskId id) const {
 }
 
 // __schedule (core.c v5.4) on `cpu`.
-void KernelImpl::schedule(int cpu, bool preempt) {
+void KernelImpl::schedule(int cpu) {
   Rq& rq = cpu_rq(cpu);
   settle(cpu);
   rq.need_resched = false;
   rq.sched_count++;
   TaskId prev = rq.curr;
   picking_cpu_ = cpu;
-  // The idle task leaves through schedule_idle(), __schedule(false): "R".
-  SwitchState prev_state =
-      preempt && prev != kNoTask ? SwitchState::Preempted : SwitchState::Running;
+  // A preempted task leaves "R", as one preempted in user space does: the interrupt's return
+  // to user mode calls schedule(), __schedule(false) (exit_to_user_mode_loop); the model's
+  // tasks run user code (syscalls are costs, not preemption points), so its preemptions are
+  // those, not the in-kernel ones (preempt_schedule*, cond_resched) that trace "R+". The idle
+  // task leaves through schedule_idle(), also "R".
+  SwitchState prev_state = SwitchState::Running;
   if (prev != kNoTask) {
     Task& pt = task(prev);
     if (pt.state == TaskState::Blocked) prev_state = SwitchState::Interruptible;
@@ -1083,7 +1086,7 @@ void KernelImpl::trace_stopper_in(int cpu) {
   }
   rq.stopper_trace = Rq::StopperTrace::None;
   const TaskId prev = rq.curr;
-  trace_switch(cpu, prev, prev == kNoTask ? SwitchState::Running : SwitchState::Preempted, stopper);
+  trace_switch(cpu, prev, SwitchState::Running, stopper);  // preempted on its way to user mode
   rq.stopper_trace = Rq::StopperTrace::Running;
 }
 

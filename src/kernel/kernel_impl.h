@@ -299,7 +299,7 @@ class KernelImpl {
   void kick_cpu(int cpu);  // deliver an IPI or wake a polling CPU
   // preempt: __schedule(true), a switch forced by need_resched; false for sched_yield (a
   // runnable prev then shows as "R" rather than "R+" in sched_switch).
-  void schedule(int cpu, bool preempt = true);
+  void schedule(int cpu);
   void run_task_program(int cpu);
   void settle(int cpu);
   void rearm_step(int cpu);

@@ -14,7 +14,8 @@ namespace schedtwin::kernel {
 // prev_state of sched_switch, as the kernel's __trace_sched_switch_state reports it.
 enum class SwitchState : std::uint8_t {
   Running,        // runnable, switched out voluntarily (sched_yield, or the idle task): "R"
-  Preempted,      // runnable, preempted (__schedule(true): TASK_REPORT_MAX): "R+"
+  Preempted,      // runnable, preempted in the kernel (__schedule(true): TASK_REPORT_MAX): "R+";
+                  // not emitted today, the model's tasks being preempted in user mode
   Interruptible,  // blocked: "S"
   Zombie,         // exited, a thread group leader its parent has yet to reap: "Z"
   Dead,           // exited, a thread that reaped itself (EXIT_DEAD): "X"
