@@ -847,10 +847,13 @@ machine::Machine calibrated_machine(const HostCalibration& c, machine::Machine m
   }
   if (c.cache_line.n) k.idle_probe = {ns(c.cache_line.median), cite(c.cache_line, "")};
   if (c.cache_cold.n)
-    k.cache_cold = {ns(c.cache_cold.median),
-                    cite(c.cache_cold,
-                         "the working set (256 KiB) is an assumption, that of the "
-                         "presets' derivation")};
+    k.cache_cold = {
+        ns(c.cache_cold.median),
+        cite(c.cache_cold, std::string("the working set (256 KiB) is an assumption, that of the "
+                                       "presets' derivation") +
+                               (c.cache_cold.median < 0
+                                    ? "; the median is negative, below this host's noise: 0 written"
+                                    : ""))};
   if (c.cpu_b < 0) {
     const std::string why = fmt::format("{}: one CPU only, no cross-CPU experiment; kept: ", stamp);
     for (machine::Cost* x : {&k.ipi, &k.idle_probe, &k.cache_cold}) x->source = why + x->source;
@@ -990,6 +993,14 @@ std::string calibration_report(const HostCalibration& c, const machine::Machine&
                                                                        : "none",
                    m.build.nohz_idle ? "on" : "off",
                    c.build ? "from the kernel configuration" : c.build_note);
+  if (c.cpu_b < 0)
+    s += "note: one CPU only (the affinity mask): ipi, idle_probe and cache_cold are the "
+         "defaults, not measured\n";
+  if (c.cache_cold.n && c.cache_cold.median < 0)
+    s += fmt::format(
+        "note: cache_cold's median ({} ns) is negative: the cost of a move is below this "
+        "host's noise; 0 written\n",
+        ns_text(c.cache_cold.median));
   return s;
 }
 
