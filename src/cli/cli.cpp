@@ -116,9 +116,9 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
   sub.add_option(
          "--trace", o.trace_out,
          "Write a Perfetto trace (protobuf) to FILE: sched_switch, sched_waking, sched_wakeup, "
-         "sched_wakeup_new, "
-         "sched_migrate_task, task exit, and util_avg/runnable_avg/load_avg counters per task and "
-         "CPU (open in ui.perfetto.dev; at most --trace-limit events)")
+         "sched_wakeup_new, sched_migrate_task, task exit, cpu_idle, and "
+         "util_avg/runnable_avg/load_avg counters per task and CPU (open in ui.perfetto.dev; at "
+         "most --trace-limit events)")
       ->type_name("FILE")
       ->check(file_name());
   sub.add_option("--ftrace", o.ftrace_out,
@@ -138,8 +138,9 @@ void add_common_options(CLI::App& sub, CommonOptions& o) {
       ->type_name("START,STOP");
   sub.add_option("--trace-comm", o.trace_comms,
                  "Record in --trace and --ftrace only the events that name a task with one of "
-                 "these comms (sched_switch: prev or next), and in --explain only these tasks' "
-                 "wakeups and forks (comma-separated, exact comms as the trace shows them)")
+                 "these comms (sched_switch: prev or next; cpu_idle, which names none, goes; "
+                 "the per-CPU counters stay), and in --explain only these tasks' wakeups and "
+                 "forks (comma-separated, exact comms as the trace shows them)")
       ->delimiter(',')
       ->allow_extra_args(false)  // one list per --trace-comm: a file after it stays positional
       ->type_name("COMM[,COMM...]");

@@ -35,6 +35,11 @@ void check_trace_selection(const CommonOptions& o) {
   if (!logs && !o.trace_comms.empty())
     throw UsageError(
         "--trace-comm: selects what --trace, --ftrace and --explain record; give one of them");
+  for (const std::string& c : o.trace_comms)
+    if (c.empty())
+      throw UsageError(
+          "--trace-comm: an empty comm; give comms as the trace shows them, "
+          "separated by commas");
   if (!traces && o.trace_limit != CommonOptions{}.trace_limit)
     throw UsageError("--trace-limit: bounds --trace and --ftrace; give one of them");
   if (o.explain.empty() && o.explain_format != CommonOptions{}.explain_format)
