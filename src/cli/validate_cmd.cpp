@@ -337,7 +337,12 @@ void run_validate(const Opts& opts) {
   }
 
   // Simulations: seeds 1..repeats.
-  progress(fmt::format("simulating on {} with kernel profile {}", machine_path, o.kernel));
+  // The work directory's host.json is gone when validate ends: name what stays.
+  progress(fmt::format("simulating on {} with kernel profile {}",
+                       !o.machine.empty()        ? o.machine
+                       : !o.save_machine.empty() ? o.save_machine
+                                                 : std::string("this host's calibrated machine"),
+                       o.kernel));
   std::vector<RtAppFigures> sim_rt[2];
   std::vector<double> sim_msg[3], sim_hb;
   for (int seed = 1; seed <= o.repeats; ++seed) {
@@ -410,8 +415,11 @@ void run_validate(const Opts& opts) {
                   sim_machine.costs.pipe_read.ns, sim_machine.costs.socket_write.ns,
                   sim_machine.costs.socket_read.ns, sim_machine.costs.cache_cold.ns,
                   sim_machine.costs.timer_irq.ns, idle_exits(sim_machine)),
-      fmt::format("simulation: kernel profile {}, seeds 1-{}; real: {} repeats (median [min-max])",
-                  o.kernel, o.repeats, o.repeats),
+      o.repeats == 1
+          ? fmt::format("simulation: kernel profile {}, seed 1; real: 1 run", o.kernel)
+          : fmt::format(
+                "simulation: kernel profile {}, seeds 1-{}; real: {} repeats (median [min-max])",
+                o.kernel, o.repeats, o.repeats),
       fmt::format("rt-app:     {} s per run, calibration {} ns per loop (probed); SCHED_IDLE loops "
                   "started with `{}`",
                   o.duration_s, pload, "chrt --idle 0 sh -c 'while :; do :; done'"),
@@ -453,8 +461,9 @@ void register_validate_command(CLI::App& app) {
       "groups, hackbench -p) and simulated on the host's calibrated machine, and print a\n"
       "scorecard: real (median and range over repeats), simulated, ratio, and PASS or MISS\n"
       "against tolerances fixed in the repository. Needs rt-app, perf (linux-perf), hackbench\n"
-      "(rt-tests) and chrt. Runs `calibrate` first unless given --machine. About two minutes\n"
-      "at the default scale; --tiny takes a few seconds and only proves the plumbing.");
+      "(rt-tests) and chrt. Runs `calibrate` first unless given --machine. About a minute at\n"
+      "the default scale on a 2-CPU host; --tiny takes a few seconds and only proves the\n"
+      "plumbing. Ctrl-C stops the host programs and removes the work directory.");
   sub->add_option("--machine", o->machine,
                   "Simulate this machine (a file written by `schedtwin calibrate`) instead of "
                   "calibrating first");
