@@ -90,6 +90,19 @@ TEST(CliRun, TheRootGroupIsSlashInTextAndJson) {
   EXPECT_EQ(doc["workloads"][1]["group"], "/");
 }
 
+// A workload's own output options apply: messaging's --format simple prints the time alone,
+// as `perf bench --format simple sched messaging` does (trial 13: it was ignored).
+TEST(CliRun, MessagingFormatSimpleInAWorkload) {
+  std::string f = write_temp(
+      "simple.json",
+      R"({"duration_s": 1, "workloads": [{"messaging": ["-g", "1", "-l", "5", "--format", "simple"]}]})");
+  Result r = run_bin("run " + f);
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string after = r.out.substr(r.out.find("== workload 0: messaging in group \"/\"\n"));
+  EXPECT_EQ(after.find("Total time"), std::string::npos) << r.out;
+  EXPECT_EQ(after.find("# Running"), std::string::npos) << r.out;
+}
+
 TEST(CliRun, BadScenariosGetOneLineWithPosition) {
   struct Case {
     const char* text;

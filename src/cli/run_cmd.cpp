@@ -54,6 +54,7 @@ struct Workload {
   workload::MessagingParams mp;
   workload::PingpongParams pp;
   bool hackbench = false;
+  bool simple_format = false;  // messaging's --format simple
   // What messaging / pingpong had done when duration_s ended: their report covers exactly
   // that window, even when a schbench keeps the run going to its next whole second.
   workload::MessagingResult messaging_at_end;
@@ -367,6 +368,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         workload::validate(q);
         return q;
       });
+      x.simple_format = !x.hackbench && a.format == "simple";
       x.messaging = std::make_unique<workload::Messaging>(k, x.mp);
       x.messaging->start();
     } else if (x.kind == "rt-app") {
@@ -491,7 +493,7 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         text += w.hackbench ? hackbench_text(w.mp.groups, w.mp.fds, w.mp.loops, w.mp.datasize,
                                              w.mp.threads, r.total_time())
                             : perf_messaging_text(w.mp.groups, w.mp.fds, w.mp.threads,
-                                                  r.total_time(), false);
+                                                  r.total_time(), w.simple_format);
         jw["total_time_s"] = static_cast<double>(r.total_time()) / 1e9;
       } else {
         // What the tool has printed when it is stopped before the end: its header lines.
