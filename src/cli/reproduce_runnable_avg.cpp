@@ -102,7 +102,8 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
       for (double& x : per_type) x /= runs;
   text +=
       "hackbench -l 640 -g 4: groups classified during idle, newly idle and busy balancing, mean "
-      "per run\n";
+      "per run\n(each figure rounded on its own: rows may add up to a total or to a direction's "
+      "figure one or two off)\n";
   text += fmt::format("{:<12} {:>10} {:>10} {:>10}   {:>10} {:>10}\n", "state", "nr_running",
                       "v5.6", "v5.7", "pub base", "pub with");
   // The letter's rows and every other row the model counted (the letter's are 0 there), so
@@ -141,12 +142,16 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
         j["classification"][kernels[k]][kernel::group_type_name(type)]
          [nr == 4 ? "4+" : std::to_string(nr)] = cls[k][type][nr];
   j["has_spare_2plus_fall"] = fall;
-  // The cover letter's rows (states and nr_running buckets it lists; the others were 0).
-  for (const Row& r : kPublished) {
-    const std::string nr = r.nr == 4 ? "4+" : std::to_string(r.nr);
-    j["published_classification"]["v5.6"][kernel::group_type_name(r.type)][nr] = r.base;
-    j["published_classification"]["v5.7"][kernel::group_type_name(r.type)][nr] = r.with;
-  }
+  // The cover letter's rows, and as 0 those it leaves out (it lists the states and nr_running
+  // buckets it saw) where the model counted something: the rows of the text's table.
+  for (int type = 0; type < 6; ++type)
+    for (int nr = 0; nr < 5; ++nr) {
+      const Row* r = published_row(type, nr);
+      if (!r && cls[0][type][nr] == 0 && cls[1][type][nr] == 0) continue;
+      const std::string b = nr == 4 ? "4+" : std::to_string(nr);
+      j["published_classification"]["v5.6"][kernel::group_type_name(type)][b] = r ? r->base : 0.0;
+      j["published_classification"]["v5.7"][kernel::group_type_name(type)][b] = r ? r->with : 0.0;
+    }
 
   // Hackbench times.
   text += fmt::format(
