@@ -309,6 +309,24 @@ void run_validate(const Opts& opts) {
     machine_note = fmt::format("{} (--machine)", o.machine);
   }
   const machine::Machine sim_machine = machine::load_machine(machine_path, "--machine");
+  if (!o.machine.empty()) {
+    // A `machine capture` file keeps the default costs: a scorecard against them measures
+    // the defaults, not this host.
+    const machine::CostModel& k = sim_machine.costs;
+    int defaults = 0;
+    for (const machine::Cost* x :
+         {&k.context_switch, &k.ipi, &k.idle_probe, &k.cache_cold, &k.wakeup, &k.pipe_write,
+          &k.pipe_read, &k.socket_write, &k.socket_read, &k.timer_irq})
+      defaults += x->source.starts_with("uncalibrated default");
+    if (defaults > 0) {
+      machine_note += fmt::format(
+          "; {} of its 10 costs are uncalibrated defaults (machine capture): run schedtwin "
+          "calibrate for this host's",
+          defaults);
+      progress(fmt::format("note: {}: {} of its 10 costs are uncalibrated defaults", o.machine,
+                           defaults));
+    }
+  }
   const int instances = host_cpus();
   const std::string load_before = read_loadavg();
 
