@@ -2,6 +2,7 @@
 // trip, the sched-domain text, and kSimNs of a fixed task set on the machine. See README.md.
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string_view>
 
 #include "fuzz_sim.h"
@@ -18,7 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::check_round_trip(m);
   if (m.nr_cpus() > fuzz::kMaxSimCpus) return 0;
   try {
-    (void)kernel::sched_domains_text(m, fuzz::sim_config().profile);
+    std::ostringstream domains;
+    kernel::sched_domains_text(m, fuzz::sim_config().profile, domains);
     fuzz::simulate_machine(m);
   } catch (const InputError& e) {
     // A machine that parse_machine accepted must be simulable.
