@@ -22,6 +22,7 @@
 #include "cli/validate.h"
 #include "cli_test_util.h"
 #include "engine/error.h"
+#include "machine/capture.h"
 #include "workload/json_relaxed.h"
 #include "workload/rtapp.h"
 
@@ -328,6 +329,18 @@ TEST(ValidateCli, TinyRunPrintsAScorecard) {
       testutil::run_bin("validate --tiny --machine " + machine + " --json " + json);
   EXPECT_EQ(again.rc, 0);
   EXPECT_NE(again.out.find("machine:    " + machine + " (--machine)"), std::string::npos);
+  // Costs still marked as `machine capture` leaves them are counted on the machine line.
+  nlohmann::json file = nlohmann::json::parse(slurp(machine));
+  for (const char* cost : {"ipi", "wakeup"})
+    file["costs"][cost]["source"] = std::string(machine::kUncalibrated) + " (test)";
+  std::ofstream(machine) << file.dump(2);
+  const testutil::CliResult uncalibrated =
+      testutil::run_bin("validate --tiny --machine " + machine);
+  EXPECT_EQ(uncalibrated.rc, 0) << uncalibrated.out;
+  EXPECT_NE(uncalibrated.out.find(" (--machine); 2 of its 10 costs are uncalibrated defaults "
+                                  "(machine capture)"),
+            std::string::npos)
+      << uncalibrated.out;
   for (const std::string& p : {json, out, machine}) std::filesystem::remove(p);
 }
 

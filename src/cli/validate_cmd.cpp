@@ -312,19 +312,18 @@ void run_validate(const Opts& opts) {
   if (!o.machine.empty()) {
     // A `machine capture` file keeps the default costs: a scorecard against them measures
     // the defaults, not this host.
-    const machine::CostModel& k = sim_machine.costs;
+    const std::vector<std::string_view> names = machine::cost_names();
     int defaults = 0;
-    for (const machine::Cost* x :
-         {&k.context_switch, &k.ipi, &k.idle_probe, &k.cache_cold, &k.wakeup, &k.pipe_write,
-          &k.pipe_read, &k.socket_write, &k.socket_read, &k.timer_irq})
-      defaults += x->source.starts_with("uncalibrated default");
+    for (std::string_view name : names)
+      defaults +=
+          machine::find_cost(sim_machine.costs, name)->source.starts_with(machine::kUncalibrated);
     if (defaults > 0) {
       machine_note += fmt::format(
-          "; {} of its 10 costs are uncalibrated defaults (machine capture): run schedtwin "
+          "; {} of its {} costs are uncalibrated defaults (machine capture): run schedtwin "
           "calibrate for this host's",
-          defaults);
-      progress(fmt::format("note: {}: {} of its 10 costs are uncalibrated defaults", o.machine,
-                           defaults));
+          defaults, names.size());
+      progress(fmt::format("note: {}: {} of its {} costs are uncalibrated defaults", o.machine,
+                           defaults, names.size()));
     }
   }
   const int instances = host_cpus();

@@ -21,9 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The figures used when nothing better is known; they equal the xeon-e5-2650v4 preset's.
-constexpr const char* kUncalibrated = "uncalibrated default; run schedtwin calibrate";
-
 // Paths and primitives of one capture: attributes read through `src`, errors naming the file.
 class Sysfs {
  public:
@@ -390,6 +387,7 @@ Machine capture_sysfs(const SysfsSource& source, const std::string& sysroot) {
                            "threads",
                            kUncalibrated, width)
                      : std::string("no SMT siblings in the captured topology");
+  // The figures used when nothing better is known; they equal the xeon-e5-2650v4 preset's.
   const std::string src = kUncalibrated;
   m.costs.context_switch = {1500, src};
   m.costs.ipi = {1000, src};

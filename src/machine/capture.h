@@ -9,6 +9,10 @@
 
 namespace schedtwin::machine {
 
+// How capture_sysfs marks the figures it does not measure (costs, SMT throughput, the kernel
+// build): the start of their source.
+inline constexpr const char* kUncalibrated = "uncalibrated default; run schedtwin calibrate";
+
 // Reads, under <sysroot>/sys/devices/system (sysroot "" means the real /sys):
 //   cpu/online                                    which CPUs exist (only online CPUs are kept)
 //   cpu/cpuN/topology/{core_id,physical_package_id,thread_siblings_list}   required

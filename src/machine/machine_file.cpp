@@ -410,6 +410,10 @@ Cost* find_cost(CostModel& costs, std::string_view name) {
   return nullptr;
 }
 
+const Cost* find_cost(const CostModel& costs, std::string_view name) {
+  return find_cost(const_cast<CostModel&>(costs), name);
+}
+
 namespace {
 
 template <class J>

@@ -84,5 +84,6 @@ void normalize_ids(Machine& m);
 std::vector<std::string_view> cost_names();
 // The figure of `costs` a cost_names() key stands for; nullptr for another name.
 Cost* find_cost(CostModel& costs, std::string_view name);
+const Cost* find_cost(const CostModel& costs, std::string_view name);
 
 }  // namespace schedtwin::machine
