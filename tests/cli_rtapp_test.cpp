@@ -283,6 +283,16 @@ TEST(CliReproduce, JobsDoNotChangeTheFigures) {
   Result three = run("reproduce runnable-avg --runs 1 --jobs 3 --json -", d);
   ASSERT_EQ(three.status, 0) << three.err;
   EXPECT_NE(one.out.find("\"has_spare_2plus_fall\""), std::string::npos) << one.out;
+  // Every state the model counted has a published figure, the letter's implicit 0 included,
+  // as the text's table prints it (the HTML report reads these).
+  const json rep = json::parse(one.out)["runnable-avg"];
+  for (const char* k : {"v5.6", "v5.7"})
+    for (const auto& [type, buckets] : rep["classification"][k].items())
+      for (const auto& [nr, count] : buckets.items()) {
+        if (count.get<double>() == 0) continue;
+        EXPECT_TRUE(rep["published_classification"]["v5.6"][type].contains(nr)) << type << nr;
+        EXPECT_TRUE(rep["published_classification"]["v5.7"][type].contains(nr)) << type << nr;
+      }
   EXPECT_EQ(one.out, three.out);
   EXPECT_EQ(one.err, three.err);
   Result bad = run("reproduce runnable-avg --jobs 0", d);

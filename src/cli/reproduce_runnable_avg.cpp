@@ -107,16 +107,21 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
   text += fmt::format("{:<12} {:>10} {:>10} {:>10}   {:>10} {:>10}\n", "state", "nr_running",
                       "v5.6", "v5.7", "pub base", "pub with");
   // The letter's rows and every other row the model counted (the letter's are 0 there), so
-  // that the columns add up to the totals.
+  // that the columns add up to the totals; --json's published_classification has the same rows.
   double tot[2] = {}, pub_tot[2] = {};
   for (int type = 0; type < 6; ++type)
     for (int nr = 0; nr < 5; ++nr) {
       const Row* r = published_row(type, nr);
       if (!r && cls[0][type][nr] == 0 && cls[1][type][nr] == 0) continue;
+      const std::string bucket = nr == 4 ? "4+" : std::to_string(nr);
+      const double pub[2] = {r ? r->base : 0.0, r ? r->with : 0.0};
       text += fmt::format("{:<12} {:>10} {:>10.0f} {:>10.0f}   {:>10.0f} {:>10.0f}\n",
-                          kernel::group_type_name(type), nr == 4 ? "4+" : std::to_string(nr),
-                          cls[0][type][nr], cls[1][type][nr], r ? r->base : 0.0, r ? r->with : 0.0);
-      if (r) pub_tot[0] += r->base, pub_tot[1] += r->with;
+                          kernel::group_type_name(type), bucket, cls[0][type][nr], cls[1][type][nr],
+                          pub[0], pub[1]);
+      j["published_classification"]["v5.6"][kernel::group_type_name(type)][bucket] = pub[0];
+      j["published_classification"]["v5.7"][kernel::group_type_name(type)][bucket] = pub[1];
+      pub_tot[0] += pub[0];
+      pub_tot[1] += pub[1];
     }
   for (int k = 0; k < 2; ++k)
     for (int type = 0; type < 6; ++type)
@@ -142,16 +147,6 @@ nlohmann::json reproduce_runnable_avg(int runs, bool full, const std::string& ad
         j["classification"][kernels[k]][kernel::group_type_name(type)]
          [nr == 4 ? "4+" : std::to_string(nr)] = cls[k][type][nr];
   j["has_spare_2plus_fall"] = fall;
-  // The cover letter's rows, and as 0 those it leaves out (it lists the states and nr_running
-  // buckets it saw) where the model counted something: the rows of the text's table.
-  for (int type = 0; type < 6; ++type)
-    for (int nr = 0; nr < 5; ++nr) {
-      const Row* r = published_row(type, nr);
-      if (!r && cls[0][type][nr] == 0 && cls[1][type][nr] == 0) continue;
-      const std::string b = nr == 4 ? "4+" : std::to_string(nr);
-      j["published_classification"]["v5.6"][kernel::group_type_name(type)][b] = r ? r->base : 0.0;
-      j["published_classification"]["v5.7"][kernel::group_type_name(type)][b] = r ? r->with : 0.0;
-    }
 
   // Hackbench times.
   text += fmt::format(
