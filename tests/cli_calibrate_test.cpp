@@ -138,6 +138,22 @@ TEST(CalibrateMachine, NegativeDifferencesAreClampedAndSingleCpuKeepsCrossCpuFig
   EXPECT_EQ(m.costs.ipi.ns, hikey.costs.ipi.ns);
   EXPECT_TRUE(contains(m.costs.ipi.source, "one CPU only, no cross-CPU experiment; kept: "));
   EXPECT_EQ(m.costs.socket_write.ns, hikey.costs.socket_write.ns);  // not measured: kept
+  // The report says which cross-CPU figures are defaults, and a negative cache-cold median
+  // (noise) is written as 0 with a note, not silently.
+  EXPECT_TRUE(contains(host::calibration_report(c, m),
+                       "note: one CPU only (the affinity mask): ipi, idle_probe and cache_cold "
+                       "are the defaults, not measured\n"));
+  c.cpu_b = 1;
+  c.cache_cold = fig(-190);
+  const machine::Machine noisy = host::calibrated_machine(c, hikey);
+  EXPECT_EQ(noisy.costs.cache_cold.ns, 0);
+  EXPECT_TRUE(contains(noisy.costs.cache_cold.source,
+                       "the median is negative, below this "
+                       "host's noise: 0 written"))
+      << noisy.costs.cache_cold.source;
+  const std::string report = host::calibration_report(c, noisy);
+  EXPECT_TRUE(contains(report, "note: cache_cold's median (-190 ns) is negative")) << report;
+  EXPECT_FALSE(contains(report, "one CPU only")) << report;
 }
 
 // A host without cpuidle states (a VM booted with no cpuidle driver) halts in default_idle:
