@@ -63,31 +63,30 @@ kernel::Config v57_config() {
   return c;
 }
 
-// One socket of 56 cores x 2 threads in one LLC: xeon-2s-88's figures (costs, idle states,
-// SMT throughput) with the topology generator widened to a single 56-core package.
-machine::Machine llc112_machine() {
-  for (const auto& [stem, text] : machine::embedded_presets()) {
-    if (stem != "xeon-2s-88") continue;
-    nlohmann::json j = nlohmann::json::parse(text);
-    j["name"] = "bench-1s-56c-smt2";
-    j["topology"]["packages"] = 1;
-    j["topology"]["cores_per_package"] = 56;
-    j["numa_distance"]["matrix"] = nlohmann::json::array({nlohmann::json::array({10})});
-    return machine::from_json(j, "micro_bench");
-  }
+// The xeon-2s-88 preset's file (costs, idle states, SMT throughput), for a topology of its own.
+nlohmann::json xeon_2s_88_json() {
+  for (const auto& [stem, text] : machine::embedded_presets())
+    if (stem == "xeon-2s-88") return nlohmann::json::parse(text);
   throw std::runtime_error("preset xeon-2s-88 is not compiled in");
+}
+
+// One socket of 56 cores x 2 threads in one LLC: xeon-2s-88's figures with the topology
+// generator widened to a single 56-core package.
+machine::Machine llc112_machine() {
+  nlohmann::json j = xeon_2s_88_json();
+  j["name"] = "bench-1s-56c-smt2";
+  j["topology"]["packages"] = 1;
+  j["topology"]["cores_per_package"] = 56;
+  j["numa_distance"]["matrix"] = nlohmann::json::array({nlohmann::json::array({10})});
+  return machine::from_json(j, "micro_bench");
 }
 
 // xeon-2s-88 with `cores` cores per package (two packages, SMT2, one node each).
 machine::Machine two_socket_machine(int cores) {
-  for (const auto& [stem, text] : machine::embedded_presets()) {
-    if (stem != "xeon-2s-88") continue;
-    nlohmann::json j = nlohmann::json::parse(text);
-    j["name"] = "bench-2s-smt2";
-    j["topology"]["cores_per_package"] = cores;
-    return machine::from_json(j, "micro_bench");
-  }
-  throw std::runtime_error("preset xeon-2s-88 is not compiled in");
+  nlohmann::json j = xeon_2s_88_json();
+  j["name"] = "bench-2s-smt2";
+  j["topology"]["cores_per_package"] = cores;
+  return machine::from_json(j, "micro_bench");
 }
 
 }  // namespace

@@ -204,11 +204,11 @@ enum SdFlags : unsigned {
   SD_NUMA = 1u << 14,
 };
 
-// A sched group of one domain level; shared by the CPUs of the level (sgc).
 // for_each_cpu_wrap's walk over an ascending span held as a vector: from index `start` (the
 // span's size means its first CPU) round to the one before, stepping without a division.
 inline std::size_t wrap_next(std::size_t i, std::size_t n) { return i + 1 == n ? 0 : i + 1; }
 
+// A sched group of one domain level; shared by the CPUs of the level (sgc).
 struct SchedGroup {
   std::vector<int> cpus;  // span, ascending
   long capacity = 0;      // sgc->capacity: sum of capacity_of
