@@ -136,6 +136,8 @@ TEST(RtAppParse, BadInputsGiveOneLineWithPosition) {
        "unknown policy \"SCHED_FOO\""},
       {"{\"tasks\": {\"t\": {\"run\": 5, \"priority\": 25}}}",
        "\"priority\": 25 is out of range [-20, 19]"},
+      {"{\"tasks\": {\"t\": {\"phases\": {\"p\": {\"run\": 5, \"priority\": -21}}}}}",
+       "t.json:1:45: \"priority\": -21 is out of range [-20, 19]"},
       {"{\"tasks\": {\"t\": {\"run\": 5, \"instance\": 5000000}}}",
        "t.json:1:28: \"instance\": 5000000 is out of range [0, 100000]"},
       {"{\"tasks\": {\"t\": {\"run\": 5}}, \"global\": {\"duration\": 0}}",
