@@ -203,8 +203,10 @@ TEST(CliRtApp, AFileWithoutDurationWhoseThreadsNeverEndIsReported) {
 
 // A thread that locks a mutex it holds (a loop with lock and no unlock) waits on itself, as
 // a pthread mutex makes rt-app's thread do; with a duration the run ends quietly otherwise, so
-// it is said, with the threads stuck behind it. t-1 is the last to reach rt-app's start
-// barrier, so it goes on at once and takes the lock first; t-0 wakes to find it held.
+// it is said, with the threads stuck behind it. Both threads reach rt-app's start barrier at
+// the same simulated nanosecond; equal times go in slot order, CPU 1's before CPU 5's, so t-1
+// waits there and t-0, the last to arrive, goes on at once and takes the lock first; t-1 wakes
+// to find it held.
 TEST(CliRtApp, ALockTakenTwiceByOneThreadIsReported) {
   fs::path d = tmpdir("relock");
   std::ofstream(d / "relock.json")
@@ -212,7 +214,7 @@ TEST(CliRtApp, ALockTakenTwiceByOneThreadIsReported) {
   Result r = run("rt-app " + (d / "relock.json").string() + " --logdir " + (d / "l").string(), d);
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "schedtwin: warning: " + (d / "relock.json").string() +
-                       ": thread t-1 locked \"m\" while holding it: a pthread mutex does not "
+                       ": thread t-0 locked \"m\" while holding it: a pthread mutex does not "
                        "nest, so it waits on itself for ever, as under rt-app (1 other thread "
                        "waits on it too)\n");
   fs::remove_all(d);

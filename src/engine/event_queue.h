@@ -4,13 +4,15 @@
 // timer, ...). A slot is armed with a time, re-armed or cancelled in O(log n)
 // and never allocates: the queue is an indexed 4-ary min-heap over slot ids (half the
 // levels of a binary heap; the four children share a cache line or two).
-// Equal times are ordered by arming sequence number, so a run is reproducible
-// and independent of heap layout.
+// Equal times are ordered by slot id, so a run is reproducible and independent of heap
+// layout, and an event's place in the order follows from its time and slot alone: a step
+// committed lazily, without ever entering the queue (kernel_impl.h, lazy steps), knows where
+// it stands among the events that did.
 //
 // Each slot belongs to one of two lanes, each its own heap: the near lane for events that
 // are re-armed a few microseconds ahead many times a millisecond (a CPU's step), the far
 // lane for those armed milliseconds ahead (ticks, timers). The order is the same total order
-// of (time, sequence) over both; the lanes only keep the far events out of the heap the near
+// of (time, slot id) over both; the lanes only keep the far events out of the heap the near
 // ones are sifted through at every dispatch.
 #pragma once
 #include <algorithm>
@@ -29,7 +31,6 @@ enum class Lane : std::uint8_t { Near, Far };
 
 struct Slot {
   Time when = kTimeNever;
-  std::uint64_t seq = 0;
   std::uint32_t kind = 0;    // meaning belongs to the owner of the queue
   std::uint32_t target = 0;  // e.g. a CPU or task id
   std::int32_t heap_pos = -1;
@@ -39,7 +40,7 @@ struct Slot {
 class EventQueue {
  public:
   SlotId add_slot(std::uint32_t kind, std::uint32_t target, Lane lane = Lane::Near) {
-    slots_.push_back(Slot{kTimeNever, 0, kind, target, -1, lane});
+    slots_.push_back(Slot{kTimeNever, kind, target, -1, lane});
     // A heap never holds more entries than its lane has slots: arming never allocates.
     const std::size_t in_lane = ++lane_slots_[lane == Lane::Near ? 0 : 1];
     if (heap(lane).capacity() < in_lane) heap(lane).reserve(std::max<std::size_t>(64, 2 * in_lane));
@@ -52,8 +53,7 @@ class EventQueue {
     assert(when >= 0);  // less() compares times as unsigned
     Slot& s = slots_[id];
     s.when = when;
-    s.seq = next_seq_++;
-    Entry e{when, s.seq, id};
+    Entry e{when, id};
     std::vector<Entry>& h = heap(s.lane);
     if (s.heap_pos < 0) {
       h.push_back(e);
@@ -130,16 +130,15 @@ class EventQueue {
  private:
   struct Entry {
     Time when;
-    std::uint64_t seq;
     SlotId id;
   };
   static constexpr std::size_t kArity = 4;  // pop()'s tournament assumes four
 
-  // One 128-bit comparison of (time, sequence): no branch, so the heap's walks do not pay a
+  // One 128-bit comparison of (time, slot id): no branch, so the heap's walks do not pay a
   // mispredicted jump at each level (times are never negative).
   static bool less(const Entry& x, const Entry& y) { return key(x) < key(y); }
   static unsigned __int128 key(const Entry& e) {
-    return static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.when)) << 64 | e.seq;
+    return static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.when)) << 64 | e.id;
   }
   std::vector<Entry>& heap(Lane lane) { return lane == Lane::Near ? near_ : far_; }
   // The lane whose top is the earliest; the queue must not be empty.
@@ -182,7 +181,6 @@ class EventQueue {
   std::vector<Slot> slots_;
   std::vector<Entry> near_, far_;
   std::size_t lane_slots_[2] = {0, 0};
-  std::uint64_t next_seq_ = 0;
 };
 
 }  // namespace schedtwin::engine
