@@ -3,12 +3,15 @@
 // whole runs on small machines (message counts, invariants, determinism).
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/error.h"
 #include "kernel/kernel.h"
 #include "kernel_test_util.h"
+#include "machine/machine_file.h"
 #include "workload/channel.h"
 #include "workload/messaging.h"
 
@@ -327,6 +330,73 @@ TEST(Messaging, SameSeedSameRun) {
   EXPECT_EQ(a.switches, b.switches);
   EXPECT_EQ(a.r.data.writer_blocks, b.r.data.writer_blocks);
   EXPECT_EQ(a.r.data.reader_wakeups, b.r.data.reader_wakeups);
+}
+
+// Lazy reads (Step::repeats, src/kernel/repeat.cpp) change nothing a run computes: every
+// figure of the run, the kernel's counters and /proc/schedstat are those of the same run with
+// every read ending in an event of its own, on machines with SMT (a sibling's start changes
+// the reader's speed mid-batch), clusters, NUMA and cluster idle, for sockets and both pipe
+// wake rules, processes and threads.
+TEST(Messaging, LazyReadsChangeNothing) {
+  struct Case {
+    const char* machine;
+    const char* profile;
+    int groups, loops;
+    Transport transport;
+    bool threads;
+  };
+  const Case cases[] = {
+      {"xeon-e5-2650v4", "v5.7", 4, 60, Transport::UnixStream, false},
+      {"xeon-e5-2650v4", "v5.17", 2, 100, Transport::Pipe, true},
+      {"hikey", "v5.4", 2, 80, Transport::UnixStream, false},
+      {"hikey", "v5.3", 2, 80, Transport::Pipe, false},
+      {"thunderx2", "v6.6", 3, 20, Transport::UnixStream, true},
+      {"xeon-2s-88", "v6.0", 3, 40, Transport::Pipe, false},
+  };
+  for (const Case& c : cases) {
+    for (std::uint64_t seed : {1, 2}) {
+      MessagingParams p;
+      p.groups = c.groups;
+      p.loops = c.loops;
+      p.transport = c.transport;
+      p.threads = c.threads;
+      const machine::Machine m = machine::load_machine(c.machine);
+      auto run = [&](bool repeats) {
+        kernel::Config cfg;
+        cfg.profile = kernel::make_profile(c.profile);
+        cfg.seed = seed;
+        cfg.repeats = repeats;
+        auto k = std::make_unique<kernel::Kernel>(m, cfg);
+        MessagingResult r = run_messaging(*k, p);
+        return std::make_pair(std::move(k), r);
+      };
+      auto [lazy, a] = run(true);
+      auto [plain, b] = run(false);
+      const std::string what =
+          std::string(c.machine) + " " + c.profile + " seed " + std::to_string(seed);
+      EXPECT_GT(lazy->lazy_events(), 0u) << what;  // the case does take reads lazily
+      EXPECT_EQ(plain->lazy_events(), 0u) << what;
+      EXPECT_EQ(a.start, b.start) << what;
+      EXPECT_EQ(a.stop, b.stop) << what;
+      EXPECT_EQ(a.data.reads, b.data.reads) << what;
+      EXPECT_EQ(a.data.writer_blocks, b.data.writer_blocks) << what;
+      EXPECT_EQ(a.data.writer_wakeups, b.data.writer_wakeups) << what;
+      EXPECT_EQ(a.data.reader_blocks, b.data.reader_blocks) << what;
+      EXPECT_EQ(a.data.reader_wakeups, b.data.reader_wakeups) << what;
+      EXPECT_EQ(a.data.max_queued, b.data.max_queued) << what;
+      EXPECT_EQ(lazy->events(), plain->events()) << what;
+      EXPECT_EQ(lazy->context_switches(), plain->context_switches()) << what;
+      EXPECT_EQ(lazy->migrations(), plain->migrations()) << what;
+      EXPECT_EQ(lazy->now(), plain->now()) << what;
+      EXPECT_EQ(lazy->schedstat(), plain->schedstat()) << what;
+      for (TaskId t = 0; t < lazy->nr_tasks(); ++t) {
+        EXPECT_EQ(lazy->task_stats(t).sum_exec_runtime, plain->task_stats(t).sum_exec_runtime)
+            << what << " task " << t;
+        EXPECT_EQ(lazy->task_stats(t).run_delay, plain->task_stats(t).run_delay)
+            << what << " task " << t;
+      }
+    }
+  }
 }
 
 TEST(Messaging, RejectsWhatItCannotSimulate) {

@@ -133,6 +133,7 @@ nlohmann::json common_json(const std::string& command, const Scenario& s, const 
   j["sim_time_s"] = static_cast<double>(k.now()) / 1e9;
   j["wall_time_s"] = wall_time_s;
   j["events"] = k.events();
+  j["dispatched_events"] = k.events() - k.lazy_events();
   j["context_switches"] = k.context_switches();
   j["migrations"] = k.migrations();
   return j;

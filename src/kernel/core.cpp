@@ -53,6 +53,8 @@ KernelImpl::KernelImpl(const machine::Machine& m, const Config& cfg)
   if (m_.cpus.empty()) throw InputError("machine has no CPUs");
   const char* env_check = std::getenv("SCHEDTWIN_CHECK");
   check_ = cfg.check || (env_check && env_check[0] == '1');
+  const char* env_plain = std::getenv("SCHEDTWIN_PLAIN_STEPS");
+  repeats_on_ = cfg.repeats && !(env_plain && env_plain[0] == '1');
   hz_ = cfg.hz > 0 ? cfg.hz : m_.build.hz;
   if (hz_ <= 0) hz_ = 250;
   tick_ns_ = (kNsPerSec + hz_ / 2) / hz_;  // TICK_NSEC
@@ -150,6 +152,7 @@ void KernelImpl::update_speed(int cpu) {
 
 void KernelImpl::settle(int cpu) {
   Rq& rq = cpu_rq(cpu);
+  if (rq.repeats_left > 0) end_repeats(rq);
   Time elapsed = now_ - rq.seg_start;
   rq.seg_start = now_;
   if (rq.curr == kNoTask || elapsed <= 0) return;
@@ -168,6 +171,7 @@ void KernelImpl::settle(int cpu) {
 
 void KernelImpl::rearm_step(int cpu) {
   Rq& rq = cpu_rq(cpu);
+  if (rq.repeats_left > 0) end_repeats(rq);
   if (rq.curr == kNoTask) {
     q_.cancel(rq.step_slot);
     return;
@@ -478,6 +482,8 @@ void KernelImpl::check_preempt_curr(int cpu, TaskId p, unsigned wake_flags) {
 void KernelImpl::resched_curr(int cpu) {
   Rq& rq = cpu_rq(cpu);
   if (rq.need_resched) return;
+  // The plain step would see need_resched at its next end.
+  if (rq.repeats_left > 0) end_repeats(rq);
   rq.need_resched = true;
   if (cpu != this_cpu_ || !in_cpu_context_) kick_cpu(cpu);
 }
@@ -724,6 +730,7 @@ void KernelImpl::on_tick(int cpu) {
 
 void KernelImpl::on_step_done(int cpu) {
   Rq& rq = cpu_rq(cpu);
+  if (rq.repeats_left > 0) end_repeats(rq);  // the lazy ends all came before this one
   // What settle() would account is overwritten here: the step and any debt are over.
   rq.seg_start = now_;
   if (rq.curr == kNoTask) return;
@@ -739,6 +746,7 @@ void KernelImpl::run_task_program(int cpu) {
   TaskId id = rq.curr;
   int saved_cpu = this_cpu_;
   TaskId saved_cur = current_;
+  Step s;
   for (int guard = 0;; ++guard) {
     if (guard > kMaxZeroSteps)
       throw InputError(
@@ -749,7 +757,7 @@ void KernelImpl::run_task_program(int cpu) {
     this_cpu_ = cpu;
     current_ = id;
     in_cpu_context_ = true;
-    Step s = t.body->next(id, now_);
+    s = t.body->next(id, now_);
     in_cpu_context_ = false;
     this_cpu_ = saved_cpu;
     current_ = saved_cur;
@@ -787,6 +795,8 @@ void KernelImpl::run_task_program(int cpu) {
     break;
   }
   Task& t3 = task(id);
+  const bool repeating = s.kind == Step::Kind::Run && s.repeats > 0 && start_repeats(cpu, s);
+  if (s.repeats > 0 && !repeating) t3.body->commit_repeats(id, 0, true);  // not taken
   if (t3.pending_move >= 0) {
     int dest = t3.pending_move;
     t3.pending_move = -1;
@@ -797,7 +807,7 @@ void KernelImpl::run_task_program(int cpu) {
   }
   if (rq.need_resched)
     schedule(cpu);
-  else
+  else if (!repeating)
     rearm_step(cpu);
 }
 
@@ -843,6 +853,7 @@ void KernelImpl::set_affinity(TaskId id, const std::vector<int>& cpus) {
   if (allowed[static_cast<size_t>(t.cpu)]) return;
   int dest = static_cast<int>(std::find(allowed.begin(), allowed.end(), true) - allowed.begin());
   if (t.state == TaskState::Running) {
+    end_repeats(id);
     t.pending_move = dest;  // the stopper moves it once its current kernel path ends
   } else if (t.state == TaskState::Runnable) {
     move_task(id, dest);
@@ -1191,9 +1202,12 @@ void KernelImpl::run_until(Time end) {
     now_ = t;
     ++events_;
     prefetch_next_step();
+    dispatching_ = slot;
     dispatch(slot);
+    dispatching_ = 0;
     if (check_) check_invariants();
   }
+  commit_repeats_until(end);
   if (now_ < end) now_ = end;
 }
 

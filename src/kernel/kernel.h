@@ -25,6 +25,10 @@ struct Config {
   // --check: verify the model's invariants after every event (also on when the
   // environment has SCHEDTWIN_CHECK=1, as the test suite sets it).
   bool check = false;
+  // Let a task's repeated steps (Step::repeats) pass without an event each: the same results,
+  // fewer events to dispatch. Off (also with SCHEDTWIN_PLAIN_STEPS=1 in the environment):
+  // every step ends in a dispatched event, for tests that compare the two.
+  bool repeats = true;
 };
 
 // Figures of --check.
@@ -164,7 +168,18 @@ class Kernel {
 
   // Runs events until simulated time `end` (exclusive) or until no event is left.
   void run_until(Time end);
-  std::uint64_t events() const;  // events dispatched so far
+  // Events so far: those dispatched from the queue and the ends of repeated steps that
+  // passed without one (Step::repeats), so the count does not depend on Config::repeats.
+  std::uint64_t events() const;
+  // Of events(), the ends of repeated steps that passed without a dispatch of their own.
+  std::uint64_t lazy_events() const;
+  // Before a task body reads or changes what task `t`'s pending repeated steps change (the
+  // socket a repeating receiver drains): commits the repeated ends that come before the
+  // event being handled. A no-op unless t is running repeated steps.
+  void sync_repeats(TaskId t);
+  // sync_repeats, then t's repeats stop: the step in progress ends in an event of its own
+  // and calls next() (a writer that blocks on the receiver's socket, which a read may wake).
+  void end_repeats(TaskId t);
   // True while the kernel handles a timer interrupt or an IPI's wake list (hrtimer_wakeup,
   // sched_ttwu_pending): what a trace event's hardirq flag shows.
   bool in_hardirq() const;

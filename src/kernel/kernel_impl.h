@@ -301,6 +301,18 @@ class KernelImpl {
   // runnable prev then shows as "R" rather than "R+" in sched_switch).
   void schedule(int cpu);
   void run_task_program(int cpu);
+  // ---- repeat.cpp ----
+  bool repeats_on_ = true;
+  int repeating_cpus_ = 0;          // CPUs with lazy step ends pending
+  std::uint64_t lazy_events_ = 0;   // lazy step ends committed (counted in events_ too)
+  engine::SlotId dispatching_ = 0;  // the slot whose event is being handled (0 between)
+  bool start_repeats(int cpu, const Step& s);
+  void commit_repeats_before(Rq& rq, Time at, engine::SlotId slot);
+  void end_repeats(Rq& rq);
+  void end_repeats(TaskId id);
+  void sync_repeats(TaskId id);
+  Rq* repeating_rq(TaskId id);
+  void commit_repeats_until(Time end);
   void settle(int cpu);
   void rearm_step(int cpu);
   void update_speed(int cpu);

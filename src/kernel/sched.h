@@ -264,6 +264,9 @@ struct alignas(64) Rq {
   engine::SlotId tick_slot = 0, step_slot = 0, ipi_slot = 0, idle_exit_slot = 0;
   int cpu = 0;
   unsigned int nr_running = 0;
+  // Lazy ends of curr's repeated steps still to commit (repeat.cpp); the step slot is armed
+  // at the end after them. Every settle and re-arm tests it.
+  std::int64_t repeats_left = 0;
   cfs_rq cfs;
   WakerInfo idle_waker;  // current->... when the idle task is current
   // Idle
@@ -296,6 +299,8 @@ struct alignas(64) Rq {
   int sd_llc = -1;              // index into sd of the LLC level, -1 if none
   int llc_id = 0, llc_size = 1;
   int core = 0;
+  // Repeated steps of curr (repeat.cpp): the next lazy end's time, the wall time of one step.
+  Time repeat_next = 0, repeat_wall = 0;
   long cpu_capacity = 1024, cpu_capacity_orig = 1024;
   std::int64_t next_balance = 0;  // jiffies
   int sis_next_cpu = -1;          // SIS_ROTATE: where the next search for this target starts

@@ -44,13 +44,23 @@ struct Step {
     Exit,      // do_exit()
   };
   Kind kind = Kind::Block;
+  // Run only: after this step, up to `repeats` more Step::run(amount) whose ends nothing but
+  // the body itself can observe (a receiver draining messages no writer waits on). The
+  // kernel may then let those ends pass without calling next() and call
+  // TaskBody::commit_repeats for them instead, in time, before anything that could see them
+  // (Kernel::sync_repeats). A repeated step is an event like any other (Kernel::events).
+  // Beside `kind`, so that a Step stays 16 bytes (returned in registers).
+  std::int32_t repeats = 0;
   Time amount = 0;
 
-  static Step run(Time work_ns) { return {Kind::Run, work_ns}; }
-  static Step run_until(Time wall_ns) { return {Kind::RunUntil, wall_ns}; }
-  static Step block() { return {Kind::Block, 0}; }
-  static Step yield() { return {Kind::Yield, 0}; }
-  static Step exit() { return {Kind::Exit, 0}; }
+  static Step run(Time work_ns) { return {Kind::Run, 0, work_ns}; }
+  static Step run_repeated(Time work_ns, std::int32_t repeats) {
+    return {Kind::Run, repeats, work_ns};
+  }
+  static Step run_until(Time wall_ns) { return {Kind::RunUntil, 0, wall_ns}; }
+  static Step block() { return {Kind::Block, 0, 0}; }
+  static Step yield() { return {Kind::Yield, 0, 0}; }
+  static Step exit() { return {Kind::Exit, 0, 0}; }
 };
 
 class TaskBody {
@@ -58,6 +68,11 @@ class TaskBody {
   virtual ~TaskBody() = default;
   // Called with the task current on a CPU; `now` is the simulated time.
   virtual Step next(TaskId self, Time now) = 0;
+  // The ends of `n` (>= 0) repeated steps (Step::repeats) have passed: do what next() would
+  // have done at each before returning the same Step::run again. `over`: none is pending any
+  // longer (all committed, the rest cut short, or the kernel did not take them): the step in
+  // progress ends in a call of next(). Must not call into the kernel.
+  virtual void commit_repeats(TaskId self, std::int64_t n, bool over);
 };
 
 // Wake flags (kernel WF_*).

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <climits>
 #include <stdexcept>
 #include <vector>
 
@@ -27,9 +29,12 @@ class ChildBody final : public kernel::TaskBody {
   ChildBody(Messaging::State* s, int index, int group, int slot, bool sender)
       : s_(s), index_(index), group_(group), slot_(slot), sender_(sender) {}
   Step next(TaskId self, Time now) override;
+  void commit_repeats(TaskId self, std::int64_t n, bool over) override;
 
  private:
   enum class Phase : std::uint8_t { Begin, ReadyCommit, Work, Commit };
+  std::size_t channel_index() const;  // this receiver's socket, or the sender's next one
+  Step read_step(TaskId self);
   Messaging::State* s_;
   int index_;  // creation order among all children
   int group_;
@@ -62,6 +67,9 @@ struct Messaging::State {
   Time write_cost = 0, read_cost = 0;
   std::int64_t per_child = 0;  // messages each sender writes / each receiver reads
   std::vector<Channel> data;   // group * fds + receiver
+  // Per data channel: its receiver while it reads with repeated steps (else kNoTask), whose
+  // lazy reads a writer commits first (Kernel::sync_repeats).
+  std::vector<TaskId> repeat_reader;
   Channel ready;
   PollBarrier wake;
   ParentBody parent;
@@ -82,6 +90,7 @@ struct Messaging::State {
     data.reserve(static_cast<std::size_t>(p.groups) * static_cast<std::size_t>(p.fds));
     for (std::int64_t i = 0; i < static_cast<std::int64_t>(p.groups) * p.fds; ++i)
       data.emplace_back(dc);
+    repeat_reader.assign(data.size(), kernel::kNoTask);
   }
   int total_children() const { return 2 * p.groups * p.fds; }
 
@@ -102,6 +111,11 @@ struct Messaging::State {
 };
 
 namespace {
+
+std::size_t ChildBody::channel_index() const {
+  return static_cast<std::size_t>(group_) * static_cast<std::size_t>(s_->p.fds) +
+         static_cast<std::size_t>(slot_);
+}
 
 Step ChildBody::next(TaskId self, Time) {
   Messaging::State& s = *s_;
@@ -125,13 +139,16 @@ Step ChildBody::next(TaskId self, Time) {
           return Step::exit();
         }
         phase_ = Phase::Commit;
-        return Step::run(sender_ ? s.write_cost : s.read_cost);
+        return sender_ ? Step::run(s.write_cost) : read_step(self);
       case Phase::Commit: {
-        const std::size_t base =
-            static_cast<std::size_t>(group_) * static_cast<std::size_t>(s.p.fds);
-        Channel& ch = s.data[base + static_cast<std::size_t>(slot_)];
+        const std::size_t idx = channel_index();
+        Channel& ch = s.data[idx];
         if (sender_) {
+          const TaskId reader = s.repeat_reader[idx];
+          if (reader != kernel::kNoTask) s.k.sync_repeats(reader);  // its reads come first
           if (!ch.write(s.waker, self, after_sleep_)) {
+            // A read may now wake this writer: the reader's reads stop being lazy.
+            if (reader != kernel::kNoTask) s.k.end_repeats(reader);
             after_sleep_ = true;
             return Step::block();
           }
@@ -146,6 +163,32 @@ Step ChildBody::next(TaskId self, Time) {
       }
     }
   }
+}
+
+// The next read(). The reads after it need no event each while they cannot fail or wake
+// anyone: as many as messages are queued now (writes only add to them), none once a writer
+// waits (a read may wake it; a writer that starts waiting ends them), and not the last
+// message (the receiver then exits).
+Step ChildBody::read_step(TaskId self) {
+  Messaging::State& s = *s_;
+  const std::size_t idx = channel_index();
+  const Channel& ch = s.data[idx];
+  const std::int64_t n = std::min({ch.queued(), s.per_child - done_ - 1, std::int64_t{INT32_MAX}});
+  if (n <= 0 || ch.waiting_writers() != 0) return Step::run(s.read_cost);
+  s.repeat_reader[idx] = self;
+  return Step::run_repeated(s.read_cost, static_cast<std::int32_t>(n));
+}
+
+void ChildBody::commit_repeats(TaskId self, std::int64_t n, bool over) {
+  Messaging::State& s = *s_;
+  const std::size_t idx = channel_index();
+  Channel& ch = s.data[idx];
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (!ch.read(s.waker, self))
+      throw std::logic_error("messaging: a lazy read found its socket empty");
+    ++done_;
+  }
+  if (over) s.repeat_reader[idx] = kernel::kNoTask;
 }
 
 Step ParentBody::next(TaskId self, Time now) {
