@@ -75,14 +75,18 @@ TEST(UnixChannel, BudgetAndQuarterHysteresis) {
   RecordingWaker w;
   EXPECT_EQ(ch.capacity(), 10);
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(ch.write(w, 1 + i % 2, false)) << i;
+  EXPECT_EQ(ch.reads_without_wakeup(), 10);  // nobody waits: every queued message
   EXPECT_FALSE(ch.write(w, 3, false));
   EXPECT_FALSE(ch.write(w, 4, false));
   EXPECT_FALSE(ch.write(w, 1, false));
   EXPECT_EQ(ch.stats().writer_blocks, 3);
   EXPECT_EQ(ch.waiting_writers(), 3u);
-  // Reads 1..7 leave 9..3 queued: still above a quarter, nobody is woken.
+  // Reads 1..7 leave 9..3 queued: still above a quarter, nobody is woken (what a lazy
+  // receiver may take without an event each).
+  EXPECT_EQ(ch.reads_without_wakeup(), 7);
   for (int i = 0; i < 7; ++i) EXPECT_TRUE(ch.read(w, kReader));
   EXPECT_TRUE(w.woken.empty());
+  EXPECT_EQ(ch.reads_without_wakeup(), 0);
   // The 8th read leaves 2: every sleeping writer wakes, the last to sleep first, sync.
   EXPECT_TRUE(ch.read(w, kReader));
   EXPECT_EQ(w.ids(), (std::vector<TaskId>{1, 4, 3}));
@@ -135,8 +139,10 @@ TEST(PipeChannel, SplitRulesWakeOnEmptyAndOneWriterWhenFull) {
   EXPECT_EQ(w.ids(), (std::vector<TaskId>{kReader}));
   for (int i = 0; i < 7; ++i) EXPECT_TRUE(ch.write(w, 2, false));  // merges, one new page
   EXPECT_EQ(w.woken.size(), 1u);
+  EXPECT_EQ(ch.reads_without_wakeup(), 8);
   EXPECT_FALSE(ch.write(w, 3, false));
   EXPECT_FALSE(ch.write(w, 4, false));
+  EXPECT_EQ(ch.reads_without_wakeup(), 0);  // the next read wakes a writer
   w.woken.clear();
   EXPECT_TRUE(ch.read(w, kReader));  // full before: wakes writer 3 (first to sleep)
   EXPECT_EQ(w.ids(), (std::vector<TaskId>{3}));

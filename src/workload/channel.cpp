@@ -80,6 +80,15 @@ std::size_t Channel::waiting_writers() const {
 
 bool Channel::reader_waiting() const { return reader_waiting_ != kNoTask; }
 
+std::int64_t Channel::reads_without_wakeup() const {
+  if (waiting_writers() == 0) return queued_;
+  if (cfg_.transport != Transport::UnixStream) return 0;
+  // unix_read wakes once 4 * (2 + left * truesize) <= sndbuf, `left` the messages still
+  // queued after the read; more writes only raise `left`.
+  const std::int64_t wake_at = cfg_.sndbuf >= 8 ? (cfg_.sndbuf - 8) / (4 * cfg_.skb_truesize) : -1;
+  return std::max<std::int64_t>(0, queued_ - wake_at - 1);
+}
+
 bool Channel::write(Waker& w, TaskId self, bool after_sleep) {
   return cfg_.transport == Transport::UnixStream ? unix_write(w, self)
                                                  : pipe_write(w, self, after_sleep);

@@ -114,6 +114,11 @@ class Channel {
   bool read(Waker& w, TaskId self);
 
   std::int64_t queued() const { return queued_; }
+  // How many of the next reads will find a message and wake no one, whatever writers do
+  // meanwhile short of joining the wait queue: every queued message while no writer waits;
+  // on a socket with writers waiting, the reads that leave it above the quarter-budget mark
+  // (unix_write_space); on a pipe with writers waiting, none.
+  std::int64_t reads_without_wakeup() const;
   // Most messages that can be queued at once.
   std::int64_t capacity() const;
   std::size_t waiting_writers() const;

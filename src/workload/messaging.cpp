@@ -166,15 +166,15 @@ Step ChildBody::next(TaskId self, Time) {
 }
 
 // The next read(). The reads after it need no event each while they cannot fail or wake
-// anyone: as many as messages are queued now (writes only add to them), none once a writer
-// waits (a read may wake it; a writer that starts waiting ends them), and not the last
-// message (the receiver then exits).
+// anyone (Channel::reads_without_wakeup: writes only add messages; a writer that starts
+// waiting ends them), and not the last message (the receiver then exits).
 Step ChildBody::read_step(TaskId self) {
   Messaging::State& s = *s_;
   const std::size_t idx = channel_index();
   const Channel& ch = s.data[idx];
-  const std::int64_t n = std::min({ch.queued(), s.per_child - done_ - 1, std::int64_t{INT32_MAX}});
-  if (n <= 0 || ch.waiting_writers() != 0) return Step::run(s.read_cost);
+  const std::int64_t n =
+      std::min({ch.reads_without_wakeup(), s.per_child - done_ - 1, std::int64_t{INT32_MAX}});
+  if (n <= 0) return Step::run(s.read_cost);
   s.repeat_reader[idx] = self;
   return Step::run_repeated(s.read_cost, static_cast<std::int32_t>(n));
 }
