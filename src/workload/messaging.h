@@ -16,6 +16,10 @@
 // work here (the cost model has no figure for them); context switches and wakeups are
 // charged by the kernel model.
 //
+// A receiver's reads that can neither fail nor wake anyone are taken lazily, without an
+// event each (Step::run_repeated, Channel::reads_without_wakeup; src/kernel/repeat.cpp):
+// the same results, fewer events to dispatch.
+//
 // Process and thread mode (-t / -T) differ in reality only in the context-switch cost (no mm
 // switch between threads) and in policies that look at the mm; the model uses the machine's
 // one context-switch cost for both, so the two modes differ only in how the parent reaps:
