@@ -766,7 +766,10 @@ void KernelImpl::run_task_program(int cpu) {
       case Step::Kind::Run:
         t2.step_kind = Step::Kind::Run;
         t2.remaining = std::max<Time>(0, s.amount);
-        if (t2.remaining == 0 && rq.debt == 0 && !rq.need_resched) continue;
+        if (t2.remaining == 0 && rq.debt == 0 && !rq.need_resched) {
+          if (s.repeats > 0) t2.body->commit_repeats(id, 0, true);  // not taken
+          continue;
+        }
         break;
       case Step::Kind::RunUntil:
         t2.step_kind = Step::Kind::RunUntil;
@@ -1202,9 +1205,13 @@ void KernelImpl::run_until(Time end) {
     now_ = t;
     ++events_;
     prefetch_next_step();
-    dispatching_ = slot;
+    // Equal times pop in slot order, but an event armed for `now` may have a lower slot than
+    // one already handled: what came before is everything below the highest slot so far.
+    if (t != passed_time_ || slot > passed_slot_) {
+      passed_time_ = t;
+      passed_slot_ = slot;
+    }
     dispatch(slot);
-    dispatching_ = 0;
     if (check_) check_invariants();
   }
   commit_repeats_until(end);

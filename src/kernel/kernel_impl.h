@@ -305,7 +305,11 @@ class KernelImpl {
   bool repeats_on_ = true;
   int repeating_cpus_ = 0;          // CPUs with lazy step ends pending
   std::uint64_t lazy_events_ = 0;   // lazy step ends committed (counted in events_ too)
-  engine::SlotId dispatching_ = 0;  // the slot whose event is being handled (0 between)
+  // The highest slot dispatched at time passed_time_ (the one being handled included): a
+  // step end at that time with a lower slot would have been dispatched before it.
+  Time passed_time_ = -1;
+  engine::SlotId passed_slot_ = 0;
+  engine::SlotId passed_bound() const { return passed_time_ == now_ ? passed_slot_ : 0; }
   bool start_repeats(int cpu, const Step& s);
   void commit_repeats_before(Rq& rq, Time at, engine::SlotId slot);
   void end_repeats(Rq& rq);

@@ -42,7 +42,8 @@ bool KernelImpl::start_repeats(int cpu, const Step& s) {
   return true;
 }
 
-// Commits the lazy ends that come before the event (at, slot) in the queue's order.
+// Commits the lazy ends at times before `at`, and those at `at` whose slot is below `slot`
+// (at now_: passed_bound(), what the queue has dispatched at this time so far).
 void KernelImpl::commit_repeats_before(Rq& rq, Time at, engine::SlotId slot) {
   const Time d = at - rq.repeat_next;
   if (d < 0) return;
@@ -63,7 +64,7 @@ void KernelImpl::commit_repeats_before(Rq& rq, Time at, engine::SlotId slot) {
 
 // Commits what is due and makes the step in progress a plain one, ending at its own time.
 void KernelImpl::end_repeats(Rq& rq) {
-  commit_repeats_before(rq, now_, dispatching_);
+  commit_repeats_before(rq, now_, passed_bound());
   if (rq.repeats_left == 0) return;
   rq.repeats_left = 0;
   --repeating_cpus_;
@@ -72,6 +73,7 @@ void KernelImpl::end_repeats(Rq& rq) {
 }
 
 Rq* KernelImpl::repeating_rq(TaskId id) {
+  if (id < 0 || id >= nr_tasks_i()) return nullptr;
   const Task& t = task(id);
   if (t.state != TaskState::Running) return nullptr;
   Rq& rq = cpu_rq(t.cpu);
@@ -79,7 +81,7 @@ Rq* KernelImpl::repeating_rq(TaskId id) {
 }
 
 void KernelImpl::sync_repeats(TaskId id) {
-  if (Rq* rq = repeating_rq(id)) commit_repeats_before(*rq, now_, dispatching_);
+  if (Rq* rq = repeating_rq(id)) commit_repeats_before(*rq, now_, passed_bound());
 }
 
 void KernelImpl::end_repeats(TaskId id) {
