@@ -9,8 +9,9 @@
 // - the body's own observers (a writer to the receiver's socket), through sync_repeats;
 // - the end of run_until.
 // The queue orders events by (time, slot id), so where a lazy end stands among the events
-// that were dispatched follows from its time and the CPU's step slot alone: the results are
-// the plain steps' byte for byte (tests/cli_golden_test.cpp runs both ways). Nothing of the
+// that were dispatched follows from its time and the CPU's step slot (at the current time:
+// whether a higher slot was dispatched at it, passed_bound()): the results are the plain
+// steps' byte for byte (tests/cli_golden_test.cpp runs both ways). Nothing of the
 // kernel's scheduling is left out: a step end in the model calls the task's program and
 // nothing else.
 #include "kernel/kernel_impl.h"
