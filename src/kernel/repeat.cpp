@@ -14,6 +14,8 @@
 // steps' byte for byte (tests/cli_golden_test.cpp runs both ways). Nothing of the
 // kernel's scheduling is left out: a step end in the model calls the task's program and
 // nothing else.
+#include <stdexcept>
+
 #include "kernel/kernel_impl.h"
 
 namespace schedtwin::kernel {
