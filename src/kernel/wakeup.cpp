@@ -260,10 +260,12 @@ int KernelImpl::select_idle_cpu(Task& p, int target, bool has_idle_core) {
   // Up to v5.5 the loop walks the whole LLC and tests the task's affinity after spending
   // budget on the CPU; v5.6 (60588bfa223f) walks only the CPUs the task may use.
   const bool budget_on_disallowed = prof_.version < 506;
+  // Most tasks may run anywhere: no bit of the mask to extract per CPU then.
+  const bool allowed_everywhere = p.nr_cpus_allowed == nr_cpus();
   const size_t n = span.size();
   for (size_t k = 0, i = start % n; k < n; ++k, i = wrap_next(i, n)) {
     int cpu = span[i];
-    const bool allowed = p.allowed[cpu];
+    const bool allowed = allowed_everywhere || p.allowed[cpu];
     if (!allowed && !budget_on_disallowed) {
       if (x) scan += fmt::format(" {} not-allowed", cpu);
       continue;
