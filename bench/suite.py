@@ -65,7 +65,7 @@ def run(binary, args):
            "dispatched_events": j.get("dispatched_events", j["events"]),
            "dispatched_per_s": j.get("dispatched_events", j["events"]) / wall,
            "context_switches_per_s": j.get("context_switches", 0) / wall,
-           "peak_rss_mb": usage.ru_maxrss / 1024.0}
+           "peak_rss_mb": usage.ru_maxrss / 1024.0}  # MiB (ru_maxrss is in KiB)
     if "messages" in j:
         row["messages_per_s"] = j["messages"] / wall
     return row
@@ -82,7 +82,7 @@ def main():
     scale = "full" if a.full else "smoke" if a.smoke else "quick"
     results = []
     print(f"{'scenario':<48} {'wall s':>8} {'sim s/s':>9} {'events/s':>10} {'dispatch/s':>10} "
-          f"{'switch/s':>10} {'msg/s':>10} {'RSS MB':>8}")
+          f"{'switch/s':>10} {'msg/s':>10} {'RSS MiB':>8}")
     for name, args in scenarios(scale):
         r = run(a.bin, args)
         r["scenario"] = name

@@ -149,16 +149,25 @@ TEST(CliCompare, HackbenchOptionsMeanWhatTheyMeanInHackbench) {
   json j = json::parse(slurp(d / "c.json"));
   EXPECT_EQ(j["with"]["kernel"], "v5.3");
   double x[3], cs[3], mig[3];
+  std::uint64_t events = 0, dispatched = 0;  // summed over the base runs (the with runs too)
   for (int s = 1; s <= 3; ++s) {
     Result one = run(
         "hackbench -g 2 -l 20 -p --kernel v5.3 --seed " + std::to_string(s) + " --json one.json",
         d);
     ASSERT_EQ(one.status, 0) << one.err;
     const json o = json::parse(slurp(d / "one.json"));
+    events += o["events"].get<std::uint64_t>();
+    dispatched += o["dispatched_events"].get<std::uint64_t>();
     x[s - 1] = o["total_time_s"].get<double>();
     cs[s - 1] = o["context_switches"].get<double>();
     mig[s - 1] = o["migrations"].get<double>();
   }
+  // The document sums both counts over its six runs: more than the base runs alone, and
+  // hackbench's receivers read lazily, so fewer dispatched than events.
+  EXPECT_GT(j["events"].get<std::uint64_t>(), events);
+  EXPECT_GT(j["dispatched_events"].get<std::uint64_t>(), dispatched);
+  EXPECT_LT(j["dispatched_events"].get<std::uint64_t>(), j["events"].get<std::uint64_t>());
+  EXPECT_LT(dispatched, events);
   const double mean = (x[0] + x[1] + x[2]) / 3;
   double ss = 0;
   for (double v : x) ss += (v - mean) * (v - mean);

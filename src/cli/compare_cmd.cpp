@@ -79,6 +79,7 @@ RunFigures common_figures(const nlohmann::json& j) {
   f.sim_time_s = j.value("sim_time_s", 0.0);
   f.wall_time_s = j.value("wall_time_s", 0.0);
   f.events = j.value("events", std::uint64_t{0});
+  f.dispatched_events = j.value("dispatched_events", f.events);
   f.context_switches = j.value("context_switches", 0.0);
   f.migrations = j.value("migrations", 0.0);
   f.lb_migrations = j.value("lb_migrations", 0.0);
@@ -785,13 +786,15 @@ CompareOutcome run_compare(const CompareRequest& r) {
   j["base"] = profile_json(r.base_spec, base);
   j["with"] = profile_json(r.with_spec, with);
   double sim_time_s = 0;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0, dispatched = 0;
   for (const RunFigures& f : results) {
     sim_time_s += f.sim_time_s;
     events += f.events;
+    dispatched += f.dispatched_events;
   }
   j["sim_time_s"] = sim_time_s;  // summed over all runs
   j["events"] = events;
+  j["dispatched_events"] = dispatched;
   if (swept) {
     j["sweep"] = nlohmann::json::array();
     for (const Sweep& s : sweeps)

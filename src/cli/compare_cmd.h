@@ -23,6 +23,7 @@ struct RunFigures {
   double sim_time_s = 0;                                // the run document's common keys
   double wall_time_s = 0;
   std::uint64_t events = 0;
+  std::uint64_t dispatched_events = 0;  // of events, those taken off the event queue
   // Run-wide counters, compared after the subcommand's own metrics as context_switches and
   // migrations (every move of a task to another CPU: perf stat's cpu-migrations).
   double context_switches = 0, migrations = 0, lb_migrations = 0;

@@ -131,7 +131,9 @@ MessagingOutcome run_messaging_command(const CommonOptions& o, const workload::M
 }
 
 void add_messaging_options(CLI::App& sub, MessagingArgs& a) {
-  sub.add_option("-g,--group", a.p.groups, "Number of groups")
+  sub.add_option("-g,--group", a.p.groups,
+                 "Number of groups (each of 20 senders and 20 receivers; at most 100000 tasks in "
+                 "all, so 2500 groups)")
       ->capture_default_str()
       ->check(range(1, kMaxGroups));
   sub.add_option("-l,--nr_loops", a.p.loops, "Number of loops to run")
@@ -168,10 +170,12 @@ void add_hackbench_options(CLI::App& sub, MessagingArgs& a) {
   sub.add_option("-l,--loops", a.p.loops, "Messages each sender passes to each receiver")
       ->capture_default_str()
       ->check(range(std::int64_t{1}, std::int64_t{2147483647}));
-  sub.add_option("-g,--groups", a.p.groups, "Number of groups")
+  sub.add_option("-g,--groups", a.p.groups,
+                 "Number of groups (2 x groups x fds tasks in all, at most 100000)")
       ->capture_default_str()
       ->check(range(1, kMaxGroups));
-  sub.add_option("-f,--fds", a.p.fds, "Senders and receivers per group")
+  sub.add_option("-f,--fds", a.p.fds,
+                 "Senders and receivers per group (2 x groups x fds tasks in all, at most 100000)")
       ->capture_default_str()
       ->check(range(1, 100000));
   CLI::Option* t = sub.add_flag("-T,--threads", a.threads, "Use POSIX threads");
