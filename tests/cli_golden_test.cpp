@@ -34,12 +34,13 @@ struct GoldenCase {
   std::string args;  // {dir} is the run's output directory
 };
 
-// Drops the lines that measure the host rather than the simulation.
-std::string strip_wall_time(const std::string& text) {
+// `text` without the JSON lines of `key`: wall_time_s measures the host, not the simulation;
+// dispatched_events says how the run was computed (lazy or plain steps), not what.
+std::string drop_key_lines(const std::string& text, const std::string& key) {
   std::istringstream in(text);
   std::string out, line;
   while (std::getline(in, line))
-    if (line.find("\"wall_time_s\"") == std::string::npos) out += line + "\n";
+    if (line.find("\"" + key + "\"") == std::string::npos) out += line + "\n";
   return out;
 }
 
@@ -54,7 +55,7 @@ std::map<std::string, std::string> read_dir(const fs::path& dir, const fs::path&
   std::map<std::string, std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_regular_file()) continue;
-    std::string text = strip_wall_time(slurp(e.path()));
+    std::string text = drop_key_lines(slurp(e.path()), "wall_time_s");
     replace_all(text, run_dir.string(), "{dir}");
     replace_all(text, kSrc, "{src}");
     files[e.path().filename().string()] = std::move(text);
@@ -86,16 +87,10 @@ TEST_P(CliGolden, SameBytesAsRecorded) {
   const fs::path want_dir = fs::path(kSrc) / "tests" / "golden" / c.name;
   auto got = run_case(c, dir, false);
   // Only how many events were dispatched may differ (the JSON's "dispatched_events").
-  auto computed = [](const std::string& text) {
-    std::istringstream in(text);
-    std::string out, line;
-    while (std::getline(in, line))
-      if (line.find("\"dispatched_events\"") == std::string::npos) out += line + "\n";
-    return out;
-  };
   for (const auto& [name, text] : run_case(c, dir, true)) {
     auto it = got.find(name);
-    EXPECT_TRUE(it != got.end() && computed(it->second) == computed(text))
+    EXPECT_TRUE(it != got.end() && drop_key_lines(it->second, "dispatched_events") ==
+                                       drop_key_lines(text, "dispatched_events"))
         << c.name << "/" << name << " differs between lazy and plain steps";
   }
   if (const char* u = std::getenv("SCHEDTWIN_UPDATE_GOLDEN"); u && std::string(u) == "1") {

@@ -6,7 +6,7 @@
 // levels of a binary heap; the four children share a cache line or two).
 // Equal times are ordered by slot id, so a run is reproducible and independent of heap
 // layout, and an event's place in the order follows from its time and slot alone: a step
-// committed lazily, without ever entering the queue (kernel_impl.h, lazy steps), knows where
+// committed lazily, without ever entering the queue (src/kernel/repeat.cpp), knows where
 // it stands among the events that did.
 //
 // Each slot belongs to one of two lanes, each its own heap: the near lane for events that

@@ -183,7 +183,7 @@ void KernelImpl::rearm_step(int cpu) {
     done = std::max(start, t.run_until);
   } else {
     if (t.remaining < (Time{1} << 50)) {
-      done = start + (t.remaining * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
+      done = start + step_wall(t.remaining, rq.speed_q10);
     } else {
       __int128 wall = (static_cast<__int128>(t.remaining) * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
       __int128 d = static_cast<__int128>(start) + wall;

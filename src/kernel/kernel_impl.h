@@ -319,6 +319,11 @@ class KernelImpl {
   void commit_repeats_until(Time end);
   void settle(int cpu);
   void rearm_step(int cpu);
+  // Wall ns to do `work` ns of work at speed_q10 (rounded up), for work < 2^50: what
+  // rearm_step arms a step's end at, and what each repeated step takes.
+  static Time step_wall(Time work, std::int64_t speed_q10) {
+    return (work * 1024 + speed_q10 - 1) / speed_q10;
+  }
   void update_speed(int cpu);
   void smt_siblings_changed(int cpu);
   void enter_idle(int cpu);

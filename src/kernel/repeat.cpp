@@ -35,7 +35,7 @@ bool KernelImpl::start_repeats(int cpu, const Step& s) {
     return false;
   // rearm_step's wall time of the step, from a clean start; n keeps the last end's time far
   // from overflowing.
-  const Time wall = (t.remaining * 1024 + rq.speed_q10 - 1) / rq.speed_q10;
+  const Time wall = step_wall(t.remaining, rq.speed_q10);
   const std::int64_t n = std::min<std::int64_t>(s.repeats, (Time{1} << 60) / wall);
   rq.repeats_left = n;
   rq.repeat_wall = wall;

@@ -53,6 +53,8 @@ Channel::Channel(const ChannelConfig& c) : cfg_(c) {
   if (cfg_.transport == Transport::UnixStream) {
     if (cfg_.skb_truesize < 1 || cfg_.sndbuf < 1)
       throw std::invalid_argument("channel: sndbuf and skb_truesize must be >= 1");
+    // 4 * (2 + left * truesize) <= sndbuf, solved for `left` (the messages a read leaves).
+    unix_wake_at_ = cfg_.sndbuf >= 8 ? (cfg_.sndbuf - 8) / (4 * cfg_.skb_truesize) : -1;
   } else {
     if (cfg_.pipe_buffers < 1 || cfg_.msg_bytes > cfg_.page_size)
       throw std::invalid_argument("channel: a pipe message must fit in a page");
@@ -83,10 +85,8 @@ bool Channel::reader_waiting() const { return reader_waiting_ != kNoTask; }
 std::int64_t Channel::reads_without_wakeup() const {
   if (waiting_writers() == 0) return queued_;
   if (cfg_.transport != Transport::UnixStream) return 0;
-  // unix_read wakes once 4 * (2 + left * truesize) <= sndbuf, `left` the messages still
-  // queued after the read; more writes only raise `left`.
-  const std::int64_t wake_at = cfg_.sndbuf >= 8 ? (cfg_.sndbuf - 8) / (4 * cfg_.skb_truesize) : -1;
-  return std::max<std::int64_t>(0, queued_ - wake_at - 1);
+  // The reads that leave more than unix_wake_at_ queued; more writes only leave more.
+  return std::max<std::int64_t>(0, queued_ - unix_wake_at_ - 1);
 }
 
 bool Channel::write(Waker& w, TaskId self, bool after_sleep) {
@@ -159,7 +159,7 @@ bool Channel::unix_read(Waker& w, TaskId self) {
   }
   --queued_;
   ++stats_.reads;
-  if (!lifo_.empty() && 4 * (2 + queued_ * cfg_.skb_truesize) <= cfg_.sndbuf) wake_all(w, lifo_);
+  if (!lifo_.empty() && queued_ <= unix_wake_at_) wake_all(w, lifo_);
   return true;
 }
 

@@ -147,6 +147,9 @@ class Channel {
   // pipe ring: messages written into each slot's page; tail slot's messages read
   std::vector<std::uint16_t> page_msgs_;
   int tail_ = 0, nr_bufs_ = 0, tail_read_ = 0, per_page_ = 0;
+  // unix: a read that leaves at most this many messages queued wakes the sleeping writers
+  // (unix_write_space); -1: none does.
+  std::int64_t unix_wake_at_ = -1;
 };
 
 // The poll() start barrier on the wake fd: pollers block until the GO byte, then all wake

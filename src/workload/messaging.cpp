@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <climits>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -172,8 +172,8 @@ Step ChildBody::read_step(TaskId self) {
   Messaging::State& s = *s_;
   const std::size_t idx = channel_index();
   const Channel& ch = s.data[idx];
-  const std::int64_t n =
-      std::min({ch.reads_without_wakeup(), s.per_child - done_ - 1, std::int64_t{INT32_MAX}});
+  const std::int64_t n = std::min({ch.reads_without_wakeup(), s.per_child - done_ - 1,
+                                   std::int64_t{std::numeric_limits<std::int32_t>::max()}});
   if (n <= 0) return Step::run(s.read_cost);
   s.repeat_reader[idx] = self;
   return Step::run_repeated(s.read_cost, static_cast<std::int32_t>(n));
