@@ -344,7 +344,8 @@ TEST(Messaging, SameSeedSameRun) {
 // the reader's speed mid-batch), clusters, NUMA and cluster idle, for sockets and both pipe
 // wake rules, processes and threads, and with free IPIs and switches (events armed for the
 // time being handled, with slots below the one handled).
-TEST(Messaging, LazyReadsChangeNothing) {
+// Lazy reads and writes (Step::repeats) against the plain steps, down to per-task runtime.
+TEST(Messaging, LazyReadsAndWritesChangeNothing) {
   struct Case {
     const char* machine;
     const char* profile;
@@ -352,6 +353,7 @@ TEST(Messaging, LazyReadsChangeNothing) {
     Transport transport;
     bool threads;
     bool zero_costs = false;  // IPIs, switches and wakeups free: chains of events at one time
+    std::int64_t sndbuf = 0;  // a small socket budget: writers block, lazy writes meet it
   };
   const Case cases[] = {
       {"xeon-e5-2650v4", "v5.7", 4, 60, Transport::UnixStream, false},
@@ -362,6 +364,9 @@ TEST(Messaging, LazyReadsChangeNothing) {
       {"xeon-2s-88", "v6.0", 3, 40, Transport::Pipe, false},
       {"xeon-e5-2650v4", "v6.6", 3, 60, Transport::UnixStream, false, true},
       {"hikey", "v5.7", 2, 80, Transport::Pipe, true, true},
+      {"xeon-e5-2650v4", "v5.4", 3, 60, Transport::UnixStream, false, false, 8000},
+      {"thunderx2", "v5.4", 1, 60, Transport::UnixStream, false, false, 4000},
+      {"hikey", "v6.6", 2, 80, Transport::UnixStream, true, true, 6000},
   };
   for (const Case& c : cases) {
     for (std::uint64_t seed : {1, 2}) {
@@ -370,6 +375,7 @@ TEST(Messaging, LazyReadsChangeNothing) {
       p.loops = c.loops;
       p.transport = c.transport;
       p.threads = c.threads;
+      if (c.sndbuf > 0) p.sndbuf = c.sndbuf;
       machine::Machine m = machine::load_machine(c.machine);
       if (c.zero_costs)
         for (machine::Cost* x : {&m.costs.ipi, &m.costs.context_switch, &m.costs.wakeup,
@@ -388,8 +394,13 @@ TEST(Messaging, LazyReadsChangeNothing) {
       auto [plain, b] = run(false);
       const std::string what =
           std::string(c.machine) + " " + c.profile + " seed " + std::to_string(seed);
-      EXPECT_GT(lazy->lazy_events(), 0u) << what;  // the case does take reads lazily
+      EXPECT_GT(lazy->lazy_events(), 0u) << what;  // the case does take steps lazily
       EXPECT_EQ(plain->lazy_events(), 0u) << what;
+      if (c.transport == Transport::UnixStream) {
+        EXPECT_GT(a.lazy_writes, 0) << what;
+      }
+      EXPECT_EQ(b.lazy_writes, 0) << what;
+      EXPECT_EQ(a.data.writes, b.data.writes) << what;
       EXPECT_EQ(a.start, b.start) << what;
       EXPECT_EQ(a.stop, b.stop) << what;
       EXPECT_EQ(a.data.reads, b.data.reads) << what;

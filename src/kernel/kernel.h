@@ -173,6 +173,9 @@ class Kernel {
   std::uint64_t events() const;
   // Of events(), the ends of repeated steps that passed without a dispatch of their own.
   std::uint64_t lazy_events() const;
+  // Whether the kernel takes repeated steps at all (Config::repeats, unless the environment
+  // sets SCHEDTWIN_PLAIN_STEPS=1): a body need not plan them otherwise.
+  bool repeats_taken() const;
   // Before a task body reads or changes what task `t`'s pending repeated steps change (the
   // socket a repeating receiver drains): commits the repeated ends that come before the
   // event being handled. A no-op unless t is running repeated steps.

@@ -100,6 +100,7 @@ void KernelImpl::commit_repeats_until(Time end) {
 
 void Kernel::sync_repeats(TaskId t) { impl_->sync_repeats(t); }
 std::uint64_t Kernel::lazy_events() const { return impl_->lazy_events_; }
+bool Kernel::repeats_taken() const { return impl_->repeats_on_; }
 void Kernel::end_repeats(TaskId t) { impl_->end_repeats(t); }
 
 }  // namespace schedtwin::kernel

@@ -80,8 +80,6 @@ std::size_t Channel::waiting_writers() const {
   return n;
 }
 
-bool Channel::reader_waiting() const { return reader_waiting_ != kNoTask; }
-
 std::int64_t Channel::reads_without_wakeup() const {
   if (waiting_writers() == 0) return queued_;
   if (cfg_.transport != Transport::UnixStream) return 0;

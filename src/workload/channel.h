@@ -122,7 +122,7 @@ class Channel {
   // Most messages that can be queued at once.
   std::int64_t capacity() const;
   std::size_t waiting_writers() const;
-  bool reader_waiting() const;
+  bool reader_waiting() const { return reader_waiting_ != kernel::kNoTask; }
   const ChannelStats& stats() const { return stats_; }
   const ChannelConfig& config() const { return cfg_; }
 

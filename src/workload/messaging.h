@@ -69,6 +69,9 @@ struct MessagingResult {
   std::int64_t channel_capacity = 0;  // most messages one data channel holds
   ChannelStats data;                  // summed over the data channels
   ChannelStats ready;                 // the ready channel
+  // Of data.writes, those committed without an event of their own (Step::repeats): an
+  // engine detail, not a result (0 when the kernel takes no repeated steps); not printed.
+  std::int64_t lazy_writes = 0;
 };
 
 // One run of the workload on a kernel. The object owns the task programs and channels and
