@@ -3,15 +3,22 @@
 for each, wall time, simulated seconds per wall second, events per second, context
 switches per second, messages per second where there are messages, and peak memory.
 
-  bench/suite.py [--full | --smoke] [--bin build/schedtwin] [--json FILE]
+  bench/suite.py [--full | --smoke | --scaling] [--bin build/schedtwin] [--json FILE]
 
 Quick scale (default) shortens the long scenarios; --full runs them as the issue states;
 --smoke runs each at a size that takes a few seconds in all (the CI step that proves the
 suite runs to completion; its figures are dominated by set-up and are not comparable).
 Events per second count the model's events (the runs' `events`): those taken off the
-engine's queue and dispatched, and the reads a messaging receiver takes lazily, each of which
-was one event before lazy reads (5 December 2026). The next column counts the dispatched
-ones alone (`dispatched_events`)."""
+engine's queue and dispatched, and the reads and socket writes messaging takes lazily, each
+of which was one event before the lazy steps (5 December 2026). The next column counts the dispatched
+ones alone (`dispatched_events`).
+
+--scaling checks the issue's scaling targets instead, with benchmark 4's task mix (periodic
+rt-app tasks at 5-60 % utilisation) on benchmark 4's machine and on its first 1, 2 and 4
+nodes (128 CPUs each, one LLC per node): wall time against tasks x simulated time (1024 to
+4096 tasks, 1 to 4 s, on 1024 CPUs), and wall time per event against the number of CPUs (4
+tasks per CPU, 2 s). It prints each run's wall time, events, wall time per event (ns) and
+per task and simulated second (µs)."""
 import argparse, json, os, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -47,6 +54,57 @@ def scenarios(scale):
     ]
 
 
+def synthetic_machine(nodes, tmp):
+    """The first `nodes` nodes of benchmark 4's machine (64 cores x SMT2 each), as a file."""
+    m = json.load(open(os.path.join(inputs, "synthetic-1024.json")))
+    per_node = 64
+    ncores = nodes * per_node
+    m["name"] = f"synthetic-{2 * ncores}"
+    m["description"] = f"First {nodes} node(s) of synthetic-1024 (bench/suite.py --scaling)"
+    m["topology"]["cpus"] = [
+        {"id": t * ncores + core, "core": core, "cluster": core // per_node, "llc": core // per_node,
+         "package": core // per_node, "node": core // per_node, "capacity": 1024}
+        for t in range(2) for core in range(ncores)]
+    m["numa_distance"]["matrix"] = [row[:nodes] for row in m["numa_distance"]["matrix"][:nodes]]
+    path = os.path.join(tmp, f"synthetic-{2 * ncores}.json")
+    json.dump(m, open(path, "w"))
+    return path
+
+
+def periodic_tasks(per_kind, tmp):
+    """Benchmark 4's four periodic task kinds, `per_kind` instances of each, as a file."""
+    t = json.load(open(os.path.join(inputs, "periodic-4096.json")))
+    for task in t["tasks"].values():
+        task["instance"] = per_kind
+    path = os.path.join(tmp, f"periodic-{4 * per_kind}.json")
+    json.dump(t, open(path, "w"))
+    return path
+
+
+def scaling(binary):
+    rows = []
+    print(f"{'run':<42} {'wall s':>8} {'events':>12} {'ns/event':>9} {'µs/(task*s)':>12}")
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = []
+        big = synthetic_machine(8, tmp)
+        for per_kind, secs in [(256, 2), (512, 2), (1024, 1), (1024, 2), (1024, 4)]:
+            runs.append((f"tasks x time: {4 * per_kind} tasks, 1024 CPUs, {secs} s", "tasks_time",
+                         1024, 4 * per_kind, secs, big, periodic_tasks(per_kind, tmp)))
+        for nodes in [1, 2, 4, 8]:
+            cpus = 128 * nodes
+            runs.append((f"CPUs: {cpus} CPUs, {4 * cpus} tasks, 2 s", "cpus", cpus, 4 * cpus, 2,
+                         synthetic_machine(nodes, tmp), periodic_tasks(cpus, tmp)))
+        for name, sweep, cpus, tasks, secs, machine, taskset in runs:
+            r = run(binary, ["rt-app", taskset, "--machine", machine, "--duration", str(secs)])
+            r.update({"run": name, "sweep": sweep, "cpus": cpus, "tasks": tasks, "duration_s": secs,
+                      "ns_per_event": r["wall_s"] / r["events"] * 1e9,
+                      "us_per_task_s": r["wall_s"] / (tasks * secs) * 1e6})
+            rows.append(r)
+            print(f"{name:<42} {r['wall_s']:8.2f} {r['events']:12d} {r['ns_per_event']:9.0f} "
+                  f"{r['us_per_task_s']:12.2f}", flush=True)
+    return rows
+
+
 def run(binary, args):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "run.json")
@@ -76,9 +134,17 @@ def main():
     scale = ap.add_mutually_exclusive_group()
     scale.add_argument("--full", action="store_true", help="the issue's sizes")
     scale.add_argument("--smoke", action="store_true", help="tiny sizes: only proves every scenario runs")
+    scale.add_argument("--scaling", action="store_true",
+                       help="wall time against tasks x time and per event against CPUs (about 6 s)")
     ap.add_argument("--bin", default=os.path.join(here, "..", "build", "schedtwin"))
     ap.add_argument("--json")
     a = ap.parse_args()
+    if a.scaling:
+        rows = scaling(a.bin)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"scaling": rows}, f, indent=2)
+        return
     scale = "full" if a.full else "smoke" if a.smoke else "quick"
     results = []
     print(f"{'scenario':<48} {'wall s':>8} {'sim s/s':>9} {'events/s':>10} {'dispatch/s':>10} "
