@@ -50,6 +50,8 @@ class ChildBody final : public kernel::TaskBody {
   std::int64_t done_ = 0;  // messages written / read
   TaskId self_ = kernel::kNoTask;
   std::int32_t planned_ = 0;  // a sender's lazy writes not yet committed, from slot_ on
+  int plan_start_ = 0;        // the plan's first receiver, and its length
+  std::int32_t plan_len_ = 0;
 };
 
 // The parent: fork, collect ready bytes, GO, reap (bench_sched_messaging / hackbench main).
@@ -81,7 +83,7 @@ struct Messaging::State {
   // queued + pending <= max_queued, so the lazy writes cannot fill the socket nor raise its
   // high-water mark, whatever order they and the reads are committed in.
   std::vector<std::int32_t> pending_writes;
-  // Per group: its senders writing with repeated steps.
+  // Per data channel: the senders with lazy writes planned into it (a few at a time).
   std::vector<std::vector<ChildBody*>> lazy_writers;
   bool lazy_writes_possible = false;  // AF_UNIX sockets, and the kernel takes repeated steps
   std::int64_t lazy_writes = 0;
@@ -107,27 +109,27 @@ struct Messaging::State {
       data.emplace_back(dc);
     repeat_reader.assign(data.size(), kernel::kNoTask);
     pending_writes.assign(data.size(), 0);
-    lazy_writers.resize(static_cast<std::size_t>(p.groups));
-    for (auto& w : lazy_writers) w.reserve(static_cast<std::size_t>(p.fds));
+    lazy_writers.resize(data.size());
     lazy_writes_possible = p.transport == Transport::UnixStream && k.repeats_taken();
   }
   int total_children() const { return 2 * p.groups * p.fds; }
 
-  // Commits the group's lazy writes that come before the event being handled.
-  void sync_writers(int group) {
-    std::vector<ChildBody*>& w = lazy_writers[static_cast<std::size_t>(group)];
+  // Commits the lazy writes to data channel `idx` (receiver `slot` of its group) that come
+  // before the event being handled, with the rest of each such writer's writes due by then.
+  void sync_writers(std::size_t idx, int slot) {
+    std::vector<ChildBody*>& w = lazy_writers[idx];
     // Backwards: a writer whose plan is over leaves the list, replaced by the last one.
-    for (std::size_t i = w.size(); i-- > 0;) k.sync_repeats(w[i]->self());
+    for (std::size_t i = w.size(); i-- > 0;)
+      if (w[i]->plans_write_to(slot)) k.sync_repeats(w[i]->self());
   }
-  // The lazy writes planned to receiver `slot` of `group` stop (each such writer's step in
-  // progress ends in an event of its own): the receiver starts waiting, so a write may wake
-  // it, or a plain write left them no room.
-  void end_writers_to(int group, int slot) {
-    std::vector<ChildBody*>& w = lazy_writers[static_cast<std::size_t>(group)];
+  // The lazy writes planned to data channel `idx` stop (each such writer's step in progress
+  // ends in an event of its own): its receiver starts waiting, so a write may wake it, or a
+  // plain write left them no room.
+  void end_writers_to(std::size_t idx, int slot) {
+    std::vector<ChildBody*>& w = lazy_writers[idx];
     for (std::size_t i = w.size(); i-- > 0;)
       if (w[i]->plans_write_to(slot)) k.end_repeats(w[i]->self());
-    if (pending_writes[static_cast<std::size_t>(group) * static_cast<std::size_t>(p.fds) +
-                       static_cast<std::size_t>(slot)] != 0)
+    if (pending_writes[idx] != 0)
       throw std::logic_error("messaging: lazy writes left to a socket after ending them");
   }
 
@@ -181,7 +183,7 @@ Step ChildBody::next(TaskId self, Time) {
         const std::size_t idx = channel_index();
         Channel& ch = s.data[idx];
         // Lazy reads and writes of this socket that come before this call are committed first.
-        if (s.pending_writes[idx] > 0) s.sync_writers(group_);
+        if (s.pending_writes[idx] > 0) s.sync_writers(idx, slot_);
         if (sender_) {
           const TaskId reader = s.repeat_reader[idx];
           if (reader != kernel::kNoTask) s.k.sync_repeats(reader);
@@ -196,10 +198,10 @@ Step ChildBody::next(TaskId self, Time) {
           // below the high-water mark, they stop being lazy.
           if (s.pending_writes[idx] > 0 &&
               ch.queued() + s.pending_writes[idx] > ch.stats().max_queued)
-            s.end_writers_to(group_, slot_);
+            s.end_writers_to(idx, slot_);
           if (++slot_ == s.p.fds) slot_ = 0;  // round robin over the group's receivers
         } else if (!ch.read(s.waker, self)) {
-          if (s.pending_writes[idx] > 0) s.end_writers_to(group_, slot_);
+          if (s.pending_writes[idx] > 0) s.end_writers_to(idx, slot_);
           return Step::block();
         }
         ++done_;
@@ -217,7 +219,7 @@ Step ChildBody::read_step(TaskId self) {
   Messaging::State& s = *s_;
   const std::size_t idx = channel_index();
   const Channel& ch = s.data[idx];
-  if (s.pending_writes[idx] > 0) s.sync_writers(group_);  // more messages to plan on
+  if (s.pending_writes[idx] > 0) s.sync_writers(idx, slot_);  // more messages to plan on
   const std::int64_t n = std::min({ch.reads_without_wakeup(), s.per_child - done_ - 1,
                                    std::int64_t{std::numeric_limits<std::int32_t>::max()}});
   if (n <= 0) return Step::run(s.read_cost);
@@ -252,7 +254,12 @@ Step ChildBody::write_step(TaskId self) {
   if (n == 0) return Step::run(s.write_cost);
   self_ = self;
   planned_ = n;
-  s.lazy_writers[static_cast<std::size_t>(group_)].push_back(this);
+  plan_start_ = slot_;
+  plan_len_ = n;
+  for (int k = 0, slot = slot_; k < std::min(n, s.p.fds); ++k) {
+    s.lazy_writers[base + static_cast<std::size_t>(slot)].push_back(this);
+    if (++slot == s.p.fds) slot = 0;
+  }
   return Step::run_repeated(s.write_cost, n);
 }
 
@@ -269,10 +276,14 @@ void ChildBody::release_planned_writes() {
     --s.pending_writes[base + static_cast<std::size_t>(slot)];
     if (++slot == s.p.fds) slot = 0;
   }
-  std::vector<ChildBody*>& w = s.lazy_writers[static_cast<std::size_t>(group_)];
-  const auto it = std::find(w.begin(), w.end(), this);
-  *it = w.back();
-  w.pop_back();
+  // The channels the plan is listed in: from its first write on, one per receiver it writes to.
+  for (int k = 0, slot = plan_start_; k < std::min(s.p.fds, plan_len_); ++k) {
+    std::vector<ChildBody*>& w = s.lazy_writers[base + static_cast<std::size_t>(slot)];
+    const auto it = std::find(w.begin(), w.end(), this);
+    *it = w.back();
+    w.pop_back();
+    if (++slot == s.p.fds) slot = 0;
+  }
 }
 
 void ChildBody::commit_repeats(TaskId self, std::int64_t n, bool over) {
