@@ -704,7 +704,14 @@ std::vector<Case> cases() {
        {},
        "reproduce nosuch --json out.json",
        2,
-       "series: nosuch not in"},
+       "series: unknown series 'nosuch'; expected one of sched-idle-fallback, latency-nice, "
+       "runnable-avg, sched-idle-balancing, all"},
+      // Found by a fresh-user trial: a typo got the whole list and no suggestion.
+      {"ReproduceSeriesTypo",
+       {},
+       "reproduce latency-nise --json out.json",
+       2,
+       "series: unknown series 'latency-nise'; did you mean 'latency-nice'?"},
       {"ReproduceJobsZero",
        {},
        "reproduce --jobs 0 --json out.json",

@@ -467,7 +467,7 @@ TEST(CliCompare, SweepIsOneComparisonPerValue) {
       {"--sweep g=1,2 -- hackbench -l 1 -g 3", "-g is also in the hackbench ARGS"},
       {"--sweep g=1,x -- hackbench -l 1", "--sweep -g x: --groups: expected an integer"},
       {"--sweep seed=1,2 -- hackbench -l 1", "--seed in the hackbench ARGS"},
-      {"--sweep g=1,2 --sweep l=5 -- hackbench", "1 values, but --sweep g=1,2 has 2"},
+      {"--sweep g=1,2 --sweep l=5 -- hackbench", "1 value, but --sweep g=1,2 has 2"},
       {"--sweep g=1,2 --sweep groups=3,4 -- hackbench", "--groups is swept twice"},
       {"--sweep g=1,2 --sweep g=3,4 -- hackbench", "--groups is swept twice"},
   };

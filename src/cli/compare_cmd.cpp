@@ -602,9 +602,10 @@ CompareOutcome run_compare(const CompareRequest& r) {
     const Sweep& s = sweeps.back();
     if (s.values.size() != sweeps[0].values.size())
       throw UsageError(fmt::format(
-          "--sweep {}: {} values, but --sweep {} has {}; several --sweep options are taken "
+          "--sweep {}: {} value{}, but --sweep {} has {}; several --sweep options are taken "
           "value by value and need as many values each",
-          s.spec, s.values.size(), sweeps[0].spec, sweeps[0].values.size()));
+          s.spec, s.values.size(), s.values.size() == 1 ? "" : "s", sweeps[0].spec,
+          sweeps[0].values.size()));
   }
   const bool swept = !sweeps.empty();
   std::vector<std::string> options;  // "-g", "-l"

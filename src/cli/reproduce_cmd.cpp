@@ -1,7 +1,9 @@
 // `schedtwin reproduce`: the series' published experiments, simulated beside the
 // published figures (seed-series.md). The series live in reproduce_*.cpp.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <iostream>
 #include <map>
@@ -11,6 +13,7 @@
 #include "cli/rtapp_cmd.h"
 #include "cli/run_common.h"
 #include "engine/error.h"
+#include "engine/spelling.h"
 #include "kernel/features.h"
 #include "metrics/st.h"
 #include "report/html_report.h"
@@ -282,8 +285,16 @@ void register_reproduce_command(CLI::App& app) {
       "simulated table beside the published one, with the direction of each row marked.");
   sub->add_option("series", o->series,
                   "sched-idle-fallback | latency-nice | runnable-avg | sched-idle-balancing | all")
-      ->check(CLI::IsMember(
-          {"sched-idle-fallback", "latency-nice", "runnable-avg", "sched-idle-balancing", "all"}))
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            const std::vector<std::string_view> known = {"sched-idle-fallback", "latency-nice",
+                                                         "runnable-avg", "sched-idle-balancing",
+                                                         "all"};
+            if (std::find(known.begin(), known.end(), v) != known.end()) return "";
+            return fmt::format("unknown series '{}'; {}expected one of {}", v,
+                               engine::did_you_mean(v, known, '\''), fmt::join(known, ", "));
+          },
+          "SERIES"))
       ->capture_default_str();
   sub->add_option("--runs", o->runs,
                   "Seeds 1..N per configuration (at quick scale latency-nice and "
