@@ -813,7 +813,12 @@ std::vector<Case> cases() {
        "run s.json --duration 1",
        2,
        "run has no --duration: a scenario runs for its file's \"duration_s\""},
-      {"MissingTaskset", {}, "rt-app --logdir logs", 2, "taskset is required"},
+      // Found by a fresh-user trial: "schedtwin: taskset is required" named no subcommand.
+      {"MissingTaskset",
+       {},
+       "rt-app --logdir logs",
+       2,
+       "rt-app: taskset is required (schedtwin rt-app --help says what it takes)"},
       {"SeedNotANumber", {{"t.json", kGood}}, rtapp(" --seed many"), 2, "--seed"},
       {"HzOutOfRange",
        {{"t.json", kGood}},

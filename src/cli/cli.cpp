@@ -280,19 +280,20 @@ namespace {
 // `-p 10`); the text is rebuilt from app.remaining(), which keeps the command line's order.
 // The text names the subcommand and, for an unknown option, its nearest spelling.
 std::string parse_error_text(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  const CLI::App* sub = &app;
+  std::string path;
+  while (!sub->get_subcommands().empty()) {
+    sub = sub->get_subcommands().front();
+    path += (path.empty() ? "" : " ") + sub->get_name();
+  }
+  // "taskset is required" alone does not say which command wants it, nor what it is.
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !path.empty())
+    return fmt::format("{}: {} (schedtwin {} --help says what it takes)", path, e.what(), path);
   const bool extras = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
   if (!extras) return e.what();
   const std::vector<std::string> rest = app.remaining(true);
   std::string what = e.what();
-  if (!rest.empty()) {
-    const CLI::App* sub = &app;
-    std::string path;
-    while (!sub->get_subcommands().empty()) {
-      sub = sub->get_subcommands().front();
-      path += (path.empty() ? "" : " ") + sub->get_name();
-    }
-    what = path + ": " + extra_arguments_text(*sub, path, rest);
-  }
+  if (!rest.empty()) what = path + ": " + extra_arguments_text(*sub, path, rest);
   if (argc >= 2 && std::string_view(argv[1]) == "run" &&
       std::any_of(rest.begin(), rest.end(),
                   [](const std::string& r) { return r.rfind("--duration", 0) == 0; }))
