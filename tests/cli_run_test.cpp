@@ -114,6 +114,9 @@ TEST(CliRun, BadScenariosGetOneLineWithPosition) {
       {R"({"duration_s": 1, "workloads": [{"group": "x", "schbench": []}]})", "no group \"x\""},
       {R"({"duration_s": 1, "groups": {"a": {}}, "workloads": [{"group": "/a", "schbench": []}]})",
        "no group \"/a\" in \"groups\" (a group is named without the root's \"/\": \"a\")"},
+      // Found by a fresh-user trial: a misspelt group got no suggestion.
+      {R"({"duration_s": 1, "groups": {"noise": {}}, "workloads": [{"group": "nosie", "schbench": []}]})",
+       "no group \"nosie\" in \"groups\" (did you mean \"noise\"?)"},
       {R"({"duration_s": 1, "workloads": [{"fio": []}]})", "unknown workload key \"fio\""},
       {R"({"duration_s": 1, "groups": {"g": {"cpu.idle": 2}}, "workloads": [{"schbench": []}]})",
        "\"cpu.idle\" is 0 or 1"},

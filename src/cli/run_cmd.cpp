@@ -29,6 +29,7 @@
 #include "cli/run_common.h"
 #include "cli/schbench_cmd.h"
 #include "engine/error.h"
+#include "engine/spelling.h"
 #include "machine/machine_file.h"
 #include "workload/json_relaxed.h"
 #include "workload/messaging.h"
@@ -320,11 +321,16 @@ ScenarioOutcome run_scenario(const workload::JNode& root, const std::string& fil
         if (!group_ids.count(v.s)) {
           // "/a" is rt-app's path of group "a": groups are named without the root's "/".
           const bool path = v.s.size() > 1 && v.s[0] == '/' && group_ids.count(v.s.substr(1));
+          std::vector<std::string_view> known;
+          for (const auto& [name, id] : group_ids)
+            if (!name.empty() && name != "/") known.push_back(name);
+          const std::string near = engine::closest_spelling(v.s, known);
           bad(file, v,
               fmt::format("\"group\": no group \"{}\" in \"groups\"{}", v.s,
                           path ? fmt::format(" (a group is named without the root's \"/\": \"{}\")",
                                              v.s.substr(1))
-                               : std::string()));
+                          : !near.empty() ? fmt::format(" (did you mean \"{}\"?)", near)
+                                          : std::string()));
         }
         x.group = v.s;
         x.group_id = group_ids[v.s];
