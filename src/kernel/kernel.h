@@ -177,11 +177,13 @@ class Kernel {
   // sets SCHEDTWIN_PLAIN_STEPS=1): a body need not plan them otherwise.
   bool repeats_taken() const;
   // Before a task body reads or changes what task `t`'s pending repeated steps change (the
-  // socket a repeating receiver drains): commits the repeated ends that come before the
-  // event being handled. A no-op unless t is running repeated steps.
+  // socket a repeating receiver drains or a repeating sender fills): commits the repeated
+  // ends that come before the event being handled. A no-op unless t is running repeated
+  // steps.
   void sync_repeats(TaskId t);
   // sync_repeats, then t's repeats stop: the step in progress ends in an event of its own
-  // and calls next() (a writer that blocks on the receiver's socket, which a read may wake).
+  // and calls next() (a writer that blocks on the receiver's socket, which a read may wake; a
+  // receiver that starts waiting, which the sender's next write may wake).
   void end_repeats(TaskId t);
   // True while the kernel handles a timer interrupt or an IPI's wake list (hrtimer_wakeup,
   // sched_ttwu_pending): what a trace event's hardirq flag shows.

@@ -45,11 +45,11 @@ struct Step {
   };
   Kind kind = Kind::Block;
   // Run only: after this step, up to `repeats` more Step::run(amount) whose ends nothing but
-  // the body itself can observe (a receiver draining messages no writer waits on). The
-  // kernel may then let those ends pass without calling next() and call
-  // TaskBody::commit_repeats for them instead, in time, before anything that could see them
-  // (Kernel::sync_repeats). A repeated step is an event like any other (Kernel::events).
-  // Beside `kind`, so that a Step stays 16 bytes (returned in registers).
+  // the body itself can observe (a receiver draining messages no writer waits on, a sender
+  // whose messages wake no one). The kernel may then let those ends pass without calling
+  // next() and call TaskBody::commit_repeats for them instead, in time, before anything that
+  // could see them (Kernel::sync_repeats). A repeated step is an event like any other
+  // (Kernel::events). Beside `kind`, so that a Step stays 16 bytes (returned in registers).
   std::int32_t repeats = 0;
   Time amount = 0;
 
