@@ -1,9 +1,8 @@
 // Repeated steps: a task whose next steps are the same Step::run, with ends nobody but its
 // own program can observe (a receiver draining a socket no writer waits on, a sender filling
-// sockets whose receivers do not wait), runs them
-// without an event each. Only the last end is armed in the queue; the ones before it are
-// committed lazily (TaskBody::commit_repeats), when the first thing that could see them
-// happens:
+// sockets whose receivers do not wait), runs them without an event each. Only the last end
+// is armed in the queue; the ones before it are committed lazily (TaskBody::commit_repeats), when
+// the first thing that could see them happens:
 // - anything that settles, re-arms or preempts the CPU's step (a tick, an IPI, a wakeup's
 //   preemption, an SMT sibling's change of speed, charged kernel time, set_affinity), which
 //   ends the repeats and leaves the CPU exactly as the plain steps would have left it;

@@ -36,7 +36,10 @@ class ChildBody final : public kernel::TaskBody {
 
  private:
   enum class Phase : std::uint8_t { Begin, ReadyCommit, Work, Commit };
-  std::size_t channel_index() const;  // this receiver's socket, or the sender's next one
+  // This receiver's socket, or the sender's next one.
+  std::size_t channel_index() const { return channel_of(slot_); }
+  std::size_t channel_of(int slot) const;  // the socket of receiver `slot` of this group
+  int next_slot(int slot) const;           // round robin over the group's receivers
   Step read_step(TaskId self);
   Step write_step(TaskId self);
   void release_planned_writes();
@@ -151,10 +154,12 @@ struct Messaging::State {
 
 namespace {
 
-std::size_t ChildBody::channel_index() const {
+std::size_t ChildBody::channel_of(int slot) const {
   return static_cast<std::size_t>(group_) * static_cast<std::size_t>(s_->p.fds) +
-         static_cast<std::size_t>(slot_);
+         static_cast<std::size_t>(slot);
 }
+
+int ChildBody::next_slot(int slot) const { return slot + 1 == s_->p.fds ? 0 : slot + 1; }
 
 Step ChildBody::next(TaskId self, Time) {
   Messaging::State& s = *s_;
@@ -199,7 +204,7 @@ Step ChildBody::next(TaskId self, Time) {
           if (s.pending_writes[idx] > 0 &&
               ch.queued() + s.pending_writes[idx] > ch.stats().max_queued)
             s.end_writers_to(idx, slot_);
-          if (++slot_ == s.p.fds) slot_ = 0;  // round robin over the group's receivers
+          slot_ = next_slot(slot_);
         } else if (!ch.read(s.waker, self)) {
           if (s.pending_writes[idx] > 0) s.end_writers_to(idx, slot_);
           return Step::block();
@@ -241,25 +246,21 @@ Step ChildBody::write_step(TaskId self) {
   // CPU with 8, 1.64 s with 20).
   constexpr std::int64_t kMaxPlan = 8;
   const std::int64_t limit = std::min(kMaxPlan, s.per_child - done_ - 1);
-  const std::size_t base = static_cast<std::size_t>(group_) * static_cast<std::size_t>(s.p.fds);
   std::int32_t n = 0;
-  for (int slot = slot_; n < limit;) {
-    const std::size_t idx = base + static_cast<std::size_t>(slot);
+  for (int slot = slot_; n < limit; slot = next_slot(slot)) {
+    const std::size_t idx = channel_of(slot);
     const Channel& ch = s.data[idx];
     if (ch.reader_waiting() || ch.queued() + s.pending_writes[idx] >= ch.stats().max_queued) break;
     ++s.pending_writes[idx];
     ++n;
-    if (++slot == s.p.fds) slot = 0;
   }
   if (n == 0) return Step::run(s.write_cost);
   self_ = self;
   planned_ = n;
   plan_start_ = slot_;
   plan_len_ = n;
-  for (int k = 0, slot = slot_; k < std::min(n, s.p.fds); ++k) {
-    s.lazy_writers[base + static_cast<std::size_t>(slot)].push_back(this);
-    if (++slot == s.p.fds) slot = 0;
-  }
+  for (int k = 0, slot = slot_; k < std::min(n, s.p.fds); ++k, slot = next_slot(slot))
+    s.lazy_writers[channel_of(slot)].push_back(this);
   return Step::run_repeated(s.write_cost, n);
 }
 
@@ -271,18 +272,15 @@ bool ChildBody::plans_write_to(int slot) const {
 // The planned writes not committed are not written lazily after all.
 void ChildBody::release_planned_writes() {
   Messaging::State& s = *s_;
-  const std::size_t base = static_cast<std::size_t>(group_) * static_cast<std::size_t>(s.p.fds);
-  for (int slot = slot_; planned_ > 0; --planned_) {
-    --s.pending_writes[base + static_cast<std::size_t>(slot)];
-    if (++slot == s.p.fds) slot = 0;
-  }
+  for (int slot = slot_; planned_ > 0; --planned_, slot = next_slot(slot))
+    --s.pending_writes[channel_of(slot)];
   // The channels the plan is listed in: from its first write on, one per receiver it writes to.
-  for (int k = 0, slot = plan_start_; k < std::min(s.p.fds, plan_len_); ++k) {
-    std::vector<ChildBody*>& w = s.lazy_writers[base + static_cast<std::size_t>(slot)];
+  for (int k = 0, slot = plan_start_; k < std::min(s.p.fds, plan_len_);
+       ++k, slot = next_slot(slot)) {
+    std::vector<ChildBody*>& w = s.lazy_writers[channel_of(slot)];
     const auto it = std::find(w.begin(), w.end(), this);
     *it = w.back();
     w.pop_back();
-    if (++slot == s.p.fds) slot = 0;
   }
 }
 
@@ -301,7 +299,7 @@ void ChildBody::commit_repeats(TaskId self, std::int64_t n, bool over) {
       if (!ch.write(s.waker, self, false))
         throw std::logic_error("messaging: a lazy write found its socket full");
       ++done_;
-      if (++slot_ == s.p.fds) slot_ = 0;
+      slot_ = next_slot(slot_);
     }
     s.lazy_writes += n;
     if (over) release_planned_writes();
